@@ -1,0 +1,66 @@
+import { nonEmptyLines, type ParsedItem, type ParseResult } from './items.js';
+
+// Python's str.isspace / `\s` set (JS `\s` lacks \x1c-\x1f and \x85 and adds \ufeff).
+const PY_SPACE = '[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const py = (source: string, flags = 'u'): RegExp => new RegExp(source.replaceAll('\\s', PY_SPACE), flags);
+
+const STRIP_START = py('^\\s+');
+const STRIP_END = py('\\s+$');
+const SPACE_RUN = py('\\s+', 'gu');
+const FORMAT_START = /^[*_\-#]+/u;
+const FORMAT_END = /[*_\-#]+$/u;
+const BULLET_OR_NUMBER = py('^(?:[*_\\-#]+\\s+|(?:\\p{Nd}+\\s*[.)、\\-—–]\\s+))');
+const HEADING = py('^#+\\s*');
+const ITEM = py('^(.+?)\\s+\\(([0-9]{4})\\)', 'su');
+const INNER_PARENTHESES = /\([^()]*\)/gu;
+
+const strip = (s: string): string => s.replace(STRIP_START, '').replace(STRIP_END, '');
+
+function delSpace(s: string): string {
+  return strip(strip(s).replace(SPACE_RUN, ' '));
+}
+
+function delFormat(s: string): string {
+  let text = strip(s);
+  for (;;) {
+    let next = strip(text.replace(FORMAT_START, ''));
+    next = strip(next.replace(FORMAT_END, ''));
+    next = strip(next.replace(BULLET_OR_NUMBER, ''));
+    next = next.replace(HEADING, '');
+    if (next === text) return text;
+    text = next;
+  }
+}
+
+function removeQuotes(s: string): string {
+  const quoted = (s.startsWith('"') && s.endsWith('"')) || (s.startsWith("'") && s.endsWith("'"));
+  return quoted ? s.slice(1, -1) : s;
+}
+
+function cleanUpstreamTitle(title: string): string {
+  const step = (t: string): string => removeQuotes(delFormat(delSpace(strip(t).replace(INNER_PARENTHESES, ''))));
+  let current = title;
+  for (let next = step(current); next !== current; next = step(current)) current = next;
+  return current;
+}
+
+/**
+ * Upstream `libs/utils.py::process_rec_raw` (yaochenzhu/Rank-GRPO): per non-empty stripped line,
+ * `remove_quotes(del_format(del_space(line)))`, then `^(.+?)\s+\((\d{4})\)`; non-matching lines are
+ * skipped; the title is cleaned (`del_parentheses` removes every innermost group) until stable.
+ * Quirk kept: numbering needs whitespace after its punctuation, so "4.Se7en (1995)" gives "4.Se7en".
+ * Differences: years must be ASCII digits (Python also accepts other Unicode digits).
+ */
+export function parseItemsRankGrpo(text: string): ParseResult {
+  const items: ParsedItem[] = [];
+  let skippedLines = 0;
+  for (const line of nonEmptyLines(text, STRIP_START, STRIP_END)) {
+    const match = ITEM.exec(removeQuotes(delFormat(delSpace(line.text))));
+    if (!match) {
+      skippedLines++;
+      continue;
+    }
+    items.push({ title: cleanUpstreamTitle(match[1]), year: Number(match[2]), span: [line.start, line.end], line: line.index });
+  }
+  return { items, skippedLines };
+}
