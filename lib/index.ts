@@ -1,2 +1,29 @@
 // Public API of grpo-native. Each module re-exported here has one job; see README.md.
 export { GrpoError, type GrpoErrorCode } from './errors.js';
+export * from './rewards/index.js';
+export {
+  packProblems,
+  defaultCcrTemplate,
+  CCR_PACK_DEFAULTS,
+  ccrReferenceCompletion,
+  ccrReward,
+  ccrRewardBatch,
+  CCR_DEFAULTS,
+  extractAnswers,
+  informativeGroups,
+  type CcrTemplate,
+  type CcrPackOptions,
+  type CcrRewardOptions,
+  type CcrReward,
+  type CcrBatchRewards,
+  type CcrExtractOptions,
+  type CcrExtractedAnswer,
+  type CcrAnswerStatus,
+  type CcrAnswerSpan,
+  type InformativeGroups,
+  type PackableProblem,
+} from './rewards/ccr.js';
+export { closingBrace, findBoxed, lastBoxed, type BoxedMatch } from './rewards/boxed.js';
+export { verifyAnswer, resolveVerifyOptions, normalizeAnswer, VERIFY_DEFAULTS, type VerifyOptions, type Verdict as VerifyVerdict } from './rewards/verify/index.js';
+export { parseGsm8k, parseMathDataset, loadGsm8k, loadMathDataset, gsm8kFinalAnswer, packGroups, PACK_GROUPS_DEFAULTS, type MathProblem, type PackGroupsOptions } from './data/math.js';
+export { generateArithmetic, ARITHMETIC_DEFAULTS, type ArithmeticOptions, type ArithmeticProblem } from './data/arithmetic.js';

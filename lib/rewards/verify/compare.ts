@@ -3,7 +3,7 @@
  * path when both sides are plain numbers, else to the LaTeX comparison.
  */
 import { compareScalars, type ScalarLimits } from './latex.js';
-import { parseNumeric, rationalsMatch } from './numeric.js';
+import { compareNumericText } from './numeric.js';
 import type { AnswerNode } from './structure.js';
 import type { Verdict } from './verdict.js';
 
@@ -59,9 +59,7 @@ function compareUnordered(given: readonly AnswerNode[], truth: readonly AnswerNo
 }
 
 function compareScalarText(given: string, truth: string, limits: CompareLimits): Verdict {
-  const [g, t] = [parseNumeric(given), parseNumeric(truth)];
-  if (g && t) return decided(rationalsMatch(g.value, t.value, t.decimals), 'numeric');
-  return compareScalars(given, truth, limits);
+  return compareNumericText(given, truth) ?? compareScalars(given, truth, limits);
 }
 
 const SIMPLE_NAME = /^[a-zA-Z](?:_\{?[a-zA-Z0-9]+\}?)?(?:\([a-zA-Z]\))?$/;

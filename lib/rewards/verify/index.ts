@@ -6,6 +6,7 @@
 import { integer, knownKeys, number, boolean as booleanArg } from '../../validate.js';
 import { compareNodes } from './compare.js';
 import { normalizeAnswer } from './normalize.js';
+import { compareNumericText } from './numeric.js';
 import { parseAnswer, TooDeep } from './structure.js';
 import type { Verdict } from './verdict.js';
 
@@ -78,6 +79,8 @@ function decide(given: string, truth: string, o: Readonly<Required<VerifyOptions
   if (g.length > o.maxLength || t.length > o.maxLength) {
     return { verdict: 'unparsable', method: 'limit', detail: `longer than ${o.maxLength} characters` };
   }
+  const numeric = compareNumericText(g, t);
+  if (numeric) return numeric;
   const budget = { steps: o.maxSteps };
   const limits = { maxNodes: o.maxNodes, relativeTolerance: o.relativeTolerance, maxItems: o.maxItems, budget };
   return compareNodes(parseAnswer(g, o.maxDepth), parseAnswer(t, o.maxDepth), limits);

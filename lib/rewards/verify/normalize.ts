@@ -58,8 +58,11 @@ function squeezeSpaces(text: string): string {
   return text.replace(/\s+/g, ' ').replace(/ (?![a-zA-Z0-9])|(?<![a-zA-Z0-9]) /g, '').trim();
 }
 
+const PLAIN_NUMBER = /^-?\d{1,15}(?:\.\d{1,15})?$/;
+
 /** Normalises one final answer for comparison; never throws, O(length). */
 export function normalizeAnswer(answer: string): string {
+  if (PLAIN_NUMBER.test(answer)) return answer;
   let text = unwrap(answer.trim());
   if (WHOLE_BOX.test(text) && closingBrace(text, text.indexOf('{')) === text.length - 1) {
     text = text.slice(text.indexOf('{') + 1, -1);

@@ -1,3 +1,4 @@
+import type { Verdict } from './verdict.js';
 import { type Rational, add, equal, fromDecimalString, isInteger, multiply, power, rational, toNumber } from './rational.js';
 
 /** A plain number read from a normalised answer, exactly. */
@@ -88,4 +89,11 @@ export function rationalsMatch(given: Rational, truth: Rational, truthDecimals: 
 export function roundsTo(value: number, truth: number, decimals: number): boolean {
   const halfUnit = 0.5 * 10 ** -decimals;
   return Number.isFinite(value) && Math.abs(value - truth) < halfUnit * (1 - 1e-9);
+}
+
+/** The verdict when both normalised strings are plain numbers, else `undefined`. */
+export function compareNumericText(given: string, truth: string): Verdict | undefined {
+  const [g, t] = [parseNumeric(given), parseNumeric(truth)];
+  if (!g || !t) return undefined;
+  return { verdict: rationalsMatch(g.value, t.value, t.decimals) ? 'correct' : 'incorrect', method: 'numeric' };
 }

@@ -1,0 +1,92 @@
+/**
+ * A bundled, seeded arithmetic task for the built-in small model: multi-step integer problems
+ * ("Start with 7. Add 5. Multiply by 3. What is the result?") with exact answers and a worked
+ * solution whose length grows with the number of steps, so that a shared token cap binds when
+ * several problems are packed. The vocabulary is small and regular on purpose.
+ */
+import { GrpoError } from '../errors.js';
+import { integer, knownKeys, oneOf } from '../validate.js';
+import type { MathProblem } from './math.js';
+import { type SeededRandom, seededRandom } from './math-rng.js';
+
+/** Options of {@link generateArithmetic}. */
+export interface ArithmeticOptions {
+  /** Number of problems. */
+  readonly count: number;
+  /** Seed of the generator (same seed and options, same problems). @defaultValue 0 */
+  readonly seed?: number;
+  /** Fewest operations per problem. @defaultValue 1 */
+  readonly minSteps?: number;
+  /** Most operations per problem (the difficulty). @defaultValue 4 */
+  readonly maxSteps?: number;
+  /** Every start value, operand result and intermediate value stays in [0, maxValue]. @defaultValue 99 */
+  readonly maxValue?: number;
+  /** `concise`: "7 + 5 = 12." per step; `verbose`: one explained sentence per step. @defaultValue 'concise' */
+  readonly style?: 'concise' | 'verbose';
+}
+
+/** Defaults of {@link ArithmeticOptions} (all but `count`). */
+export const ARITHMETIC_DEFAULTS = Object.freeze({ seed: 0, minSteps: 1, maxSteps: 4, maxValue: 99, style: 'concise' as const });
+
+/** A generated problem; `solution` is the worked solution in the requested style. */
+export interface ArithmeticProblem extends MathProblem {
+  readonly solution: string;
+  /** Number of operations (1…maxSteps). */
+  readonly steps: number;
+}
+
+interface Step {
+  readonly verb: 'Add' | 'Subtract' | 'Multiply by' | 'Divide by';
+  readonly symbol: '+' | '-' | '*' | '/';
+  readonly operand: number;
+  readonly before: number;
+  readonly after: number;
+}
+
+/** The operations possible from `value` that keep the result in [0, maxValue]. */
+function nextStep(value: number, random: SeededRandom, maxValue: number): Step {
+  const candidates: Step[] = [];
+  const operand = random.int(1, 9);
+  const factor = random.int(2, 5);
+  if (value + operand <= maxValue) candidates.push({ verb: 'Add', symbol: '+', operand, before: value, after: value + operand });
+  if (value - operand >= 0) candidates.push({ verb: 'Subtract', symbol: '-', operand, before: value, after: value - operand });
+  if (value * factor <= maxValue) candidates.push({ verb: 'Multiply by', symbol: '*', operand: factor, before: value, after: value * factor });
+  if (value > 0 && value % factor === 0) candidates.push({ verb: 'Divide by', symbol: '/', operand: factor, before: value, after: value / factor });
+  return candidates[random.int(0, candidates.length - 1)];
+}
+
+const equation = (s: Step) => `${s.before} ${s.symbol} ${s.operand} = ${s.after}`;
+
+function describe(start: number, steps: readonly Step[], style: 'concise' | 'verbose'): string {
+  if (style === 'concise') return steps.map((s) => `${equation(s)}.`).join(' ');
+  const lines = steps.map((s) => `We ${s.verb.toLowerCase()} ${s.operand}: ${equation(s)}.`);
+  return [`We start with ${start}.`, ...lines, `The result is ${steps[steps.length - 1].after}.`].join(' ');
+}
+
+function problem(index: number, random: SeededRandom, o: Required<Omit<ArithmeticOptions, 'count'>>): ArithmeticProblem {
+  const count = random.int(o.minSteps, o.maxSteps);
+  const start = random.int(1, Math.min(9, o.maxValue));
+  const steps: Step[] = [];
+  for (let value = start; steps.length < count; value = steps[steps.length - 1].after) steps.push(nextStep(value, random, o.maxValue));
+  const question = [`Start with ${start}.`, ...steps.map((s) => `${s.verb} ${s.operand}.`), 'What is the result?'].join(' ');
+  const answer = String(steps[steps.length - 1].after);
+  return { id: `arith-${o.seed}-${index}`, question, answer, solution: describe(start, steps, o.style), steps: count };
+}
+
+/**
+ * Generates `count` seeded multi-step integer problems with exact answers.
+ * @example generateArithmetic({ count: 2, seed: 1 })[0].question // "Start with 4. Add 7. What is the result?"
+ */
+export function generateArithmetic(options: ArithmeticOptions): ArithmeticProblem[] {
+  if (options === null || typeof options !== 'object') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'Expected an options object with count for generateArithmetic');
+  knownKeys('generateArithmetic options', options, ['count', ...Object.keys(ARITHMETIC_DEFAULTS)]);
+  const o = { ...ARITHMETIC_DEFAULTS, ...options };
+  integer('count', o.count, 0, 10_000_000);
+  integer('seed', o.seed, 0, 2 ** 32 - 1);
+  integer('minSteps', o.minSteps, 1, 64);
+  integer('maxSteps', o.maxSteps, o.minSteps, 64);
+  integer('maxValue', o.maxValue, 10, 1_000_000);
+  oneOf('style', o.style, ['concise', 'verbose'] as const);
+  const random = seededRandom(o.seed);
+  return Array.from({ length: o.count }, (_, i) => problem(i, random, o));
+}

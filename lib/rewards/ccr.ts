@@ -1,0 +1,237 @@
+/**
+ * CCR rewards: N verifiable problems packed into one prompt and one capped completion.
+ * R = wAcc·r_acc + wFmt·r_fmt with r_acc = (number correct)/N, N fixed (an omitted or truncated
+ * answer scores 0 and never raises the average). See docs/ccr.md for the format term.
+ */
+import { GrpoError } from '../errors.js';
+import { integer, knownKeys, number as numberArg, boolean as booleanArg } from '../validate.js';
+import { type CcrExtractedAnswer, type CcrExtractOptions, extractAnswers } from './ccr-extract.js';
+import { type Verdict, type VerifyOptions, resolveVerifyOptions, verifyResolved } from './verify/index.js';
+
+export { extractAnswers, type CcrExtractedAnswer, type CcrExtractOptions, type CcrAnswerStatus, type CcrAnswerSpan } from './ccr-extract.js';
+
+/** A problem to pack: its question text, or an object with a `question`. */
+export type PackableProblem = string | { readonly question: string };
+
+/** Builds the prompt from the questions (in order); must ask for `Answer k: \boxed{…}` lines. */
+export type CcrTemplate = (questions: readonly string[]) => string;
+
+/** Options of {@link packProblems}. */
+export interface CcrPackOptions {
+  /** Problems per prompt; must equal the number passed. 1 is the plain GRPO baseline. @defaultValue 3 */
+  readonly n?: number;
+  /** Prompt builder. @defaultValue {@link defaultCcrTemplate} */
+  readonly template?: CcrTemplate;
+}
+
+/** The default prompt: "Problem 1" … "Problem N" and the `Answer k: \boxed{…}` instruction. */
+export const defaultCcrTemplate: CcrTemplate = (questions) => {
+  const many = questions.length > 1;
+  const head = many
+    ? `Solve each of the following ${questions.length} problems. Show your reasoning for each problem, then end its solution with a line of the form "Answer k: \\boxed{your answer}", where k is the problem number.`
+    : 'Solve the following problem. Show your reasoning, then end your solution with a line of the form "Answer 1: \\boxed{your answer}".';
+  return [head, ...questions.map((q, i) => `Problem ${i + 1}: ${q.trim()}`)].join('\n\n');
+};
+
+/** Defaults of {@link CcrPackOptions}. */
+export const CCR_PACK_DEFAULTS = Object.freeze({ n: 3, template: defaultCcrTemplate });
+
+function questionOf(problem: unknown, i: number): string {
+  const q = typeof problem === 'string' ? problem : (problem as { question?: unknown } | null)?.question;
+  if (typeof q !== 'string' || q.trim() === '') {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected problems[${i}] to be a non-empty string or { question: string }`);
+  }
+  return q;
+}
+
+/**
+ * Packs N problems into one prompt with distinct labels ("Problem 1" … "Problem N").
+ * @example packProblems(['1+1?', '2+3?', '4*5?']) // "Solve each of the following 3 problems. …"
+ */
+export function packProblems(problems: readonly PackableProblem[], options?: CcrPackOptions): string {
+  knownKeys('packProblems options', options, Object.keys(CCR_PACK_DEFAULTS));
+  const { n, template } = { ...CCR_PACK_DEFAULTS, ...options };
+  integer('n', n, 1, 100);
+  if (!Array.isArray(problems) || problems.length !== n) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected problems of length n = ${n} but received ${Array.isArray(problems) ? problems.length : typeof problems}`);
+  }
+  if (typeof template !== 'function') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'Expected template to be a function (questions) => string');
+  return template(problems.map(questionOf));
+}
+
+/**
+ * A completion that answers every problem of a group in the expected format: each worked solution
+ * (when given) followed by `Answer k: \boxed{answer}`. Useful as a supervised target and in tests.
+ */
+export function ccrReferenceCompletion(problems: readonly { readonly answer: string; readonly solution?: string }[]): string {
+  return problems
+    .map((p, i) => `Problem ${i + 1}: ${p.solution === undefined ? '' : `${p.solution.trim()}\n`}Answer ${i + 1}: \\boxed{${p.answer}}`)
+    .join('\n\n');
+}
+
+/** Options of {@link ccrReward}. */
+export interface CcrRewardOptions extends CcrExtractOptions {
+  /** Weight of the accuracy term. @defaultValue 2 */
+  readonly wAcc?: number;
+  /** Weight of the format term. @defaultValue 1 */
+  readonly wFmt?: number;
+  /** Options of the math verifier. @defaultValue {} (VERIFY_DEFAULTS) */
+  readonly verify?: VerifyOptions;
+}
+
+/** Defaults of {@link CcrRewardOptions}. */
+export const CCR_DEFAULTS = Object.freeze({ wAcc: 2, wFmt: 1, allowUnlabelled: false, verify: Object.freeze({}) as VerifyOptions });
+
+/** The reward of one completion. */
+export interface CcrReward {
+  /** wAcc·accuracy + wFmt·format. */
+  readonly reward: number;
+  /** (number correct) / N. */
+  readonly accuracy: number;
+  /** (number of well-formatted answers) / N; see docs/ccr.md. */
+  readonly format: number;
+  /** correct [N] */
+  readonly correct: boolean[];
+  /** Character offset just after the last complete labelled box; 0 when none. */
+  readonly rewardPrefixEnd: number;
+  /** answers [N] */
+  readonly answers: CcrExtractedAnswer[];
+  /** verdicts [N]: the verifier's verdict, or `undefined` where no answer was recovered. */
+  readonly verdicts: (Verdict | undefined)[];
+}
+
+interface ResolvedCcr {
+  readonly wAcc: number;
+  readonly wFmt: number;
+  readonly extract: CcrExtractOptions;
+  readonly verify: ReturnType<typeof resolveVerifyOptions>;
+}
+
+function resolveCcrOptions(options?: CcrRewardOptions): ResolvedCcr {
+  knownKeys('ccrReward options', options, Object.keys(CCR_DEFAULTS));
+  const o = { ...CCR_DEFAULTS, ...options };
+  const finite = (v: number) => Number.isFinite(v);
+  return {
+    wAcc: numberArg('wAcc', o.wAcc, finite, 'finite'),
+    wFmt: numberArg('wFmt', o.wFmt, finite, 'finite'),
+    extract: { allowUnlabelled: booleanArg('allowUnlabelled', o.allowUnlabelled) },
+    verify: resolveVerifyOptions(o.verify),
+  };
+}
+
+function checkTruths(truths: unknown): readonly string[] {
+  if (!Array.isArray(truths) || truths.length === 0 || truths.length > 100) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected truths to be an array of 1…100 reference answers but received ${Array.isArray(truths) ? `Array(${truths.length})` : typeof truths}`);
+  }
+  truths.forEach((t, i) => {
+    if (typeof t !== 'string') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected truths[${i}] to be a string but received ${typeof t}`);
+  });
+  return truths;
+}
+
+/**
+ * A well-formatted answer: recovered (`correct-format`), labelled, in label order, and its label is
+ * not also used malformed inside the rewarded prefix (a malformed suffix never costs credit).
+ */
+function wellFormatted(answer: CcrExtractedAnswer, prefixEnd: number): boolean {
+  const malformedInPrefix = answer.malformedAt >= 0 && answer.malformedAt < prefixEnd;
+  return answer.status === 'correct-format' && answer.labelled && answer.inOrder && !malformedInPrefix;
+}
+
+function score(completion: string, truths: readonly string[], o: ResolvedCcr): CcrReward {
+  const n = truths.length;
+  const answers = extractAnswers(completion, n, o.extract);
+  const rewardPrefixEnd = Math.max(0, ...answers.map((a) => a.boxEnd));
+  const verdicts = answers.map((a, k) => (a.status === 'correct-format' ? verifyResolved(a.answer, truths[k], o.verify) : undefined));
+  const correct = verdicts.map((v) => v?.verdict === 'correct');
+  const accuracy = correct.filter(Boolean).length / n;
+  const format = answers.filter((a) => wellFormatted(a, rewardPrefixEnd)).length / n;
+  return { reward: o.wAcc * accuracy + o.wFmt * format, accuracy, format, correct, rewardPrefixEnd, answers, verdicts };
+}
+
+/**
+ * Scores one completion against the N reference answers of its packed prompt.
+ * @param completion - the generated text (possibly cut at the token cap)
+ * @param truths - reference answers [N], in problem order
+ * @example ccrReward('… Answer 1: \\boxed{2} … Answer 2: \\boxed{5}', ['2', '5', '20']).accuracy // 2/3
+ */
+export function ccrReward(completion: string, truths: readonly string[], options?: CcrRewardOptions): CcrReward {
+  if (typeof completion !== 'string') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected completion to be a string but received ${typeof completion}`);
+  return score(completion, checkTruths(truths), resolveCcrOptions(options));
+}
+
+/** Rewards of a batch laid out [prompts, candidates]. */
+export interface CcrBatchRewards {
+  /** rewards [prompts × candidates] */
+  readonly rewards: Float32Array;
+  /** accuracy [prompts × candidates] */
+  readonly accuracy: Float32Array;
+  /** format [prompts × candidates] */
+  readonly format: Float32Array;
+  /** correctCounts [prompts × candidates] */
+  readonly correctCounts: Int32Array;
+  /** rewardPrefixEnd [prompts × candidates], character offsets */
+  readonly rewardPrefixEnd: Int32Array;
+  /** informative [prompts]: 1 where the candidates' correct counts differ */
+  readonly informative: Uint8Array;
+  /** Recovered answers the verifier could not decide (counted, never silently zero). */
+  readonly unparsable: number;
+}
+
+/**
+ * Scores completions [prompts, candidates] (candidate-major within each prompt) against
+ * truths [prompts][N]; `candidates` is the group size S.
+ */
+export function ccrRewardBatch(completions: readonly string[], truths: readonly (readonly string[])[], candidates: number, options?: CcrRewardOptions): CcrBatchRewards {
+  integer('candidates', candidates, 1);
+  if (!Array.isArray(completions) || !Array.isArray(truths) || completions.length !== truths.length * candidates) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected completions of shape [prompts=${Array.isArray(truths) ? truths.length : '?'}, candidates=${candidates}] but received ${Array.isArray(completions) ? completions.length : typeof completions} completions`);
+  }
+  const o = resolveCcrOptions(options);
+  const size = completions.length;
+  const out = { rewards: new Float32Array(size), accuracy: new Float32Array(size), format: new Float32Array(size), correctCounts: new Int32Array(size), rewardPrefixEnd: new Int32Array(size) };
+  let unparsable = 0;
+  truths.forEach((row, p) => {
+    const checked = checkTruths(row);
+    for (let c = 0; c < candidates; c++) {
+      const i = p * candidates + c;
+      if (typeof completions[i] !== 'string') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected completions[${i}] to be a string`);
+      const r = score(completions[i], checked, o);
+      [out.rewards[i], out.accuracy[i], out.format[i]] = [r.reward, r.accuracy, r.format];
+      out.correctCounts[i] = r.correct.filter(Boolean).length;
+      out.rewardPrefixEnd[i] = r.rewardPrefixEnd;
+      unparsable += r.verdicts.filter((v) => v?.verdict === 'unparsable').length;
+    }
+  });
+  return { ...out, informative: informativeGroups(out.correctCounts, candidates).flags, unparsable };
+}
+
+/** Which groups carry an accuracy signal, and how many. */
+export interface InformativeGroups {
+  /** flags [groups]: 1 where not every candidate has the same number correct */
+  readonly flags: Uint8Array;
+  readonly count: number;
+  /** count / groups (0 for no groups). */
+  readonly fraction: number;
+}
+
+/**
+ * A group is informative when its candidates' correct counts are not all equal (non-zero
+ * variance); exactly then are its mean-centred accuracy advantages not all zero.
+ * @param correctCounts - [groups × groupSize], candidate-major within each group
+ */
+export function informativeGroups(correctCounts: ArrayLike<number>, groupSize: number): InformativeGroups {
+  integer('groupSize', groupSize, 1);
+  if (correctCounts.length % groupSize !== 0) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected correctCounts of length groups × groupSize (groupSize = ${groupSize}) but received ${correctCounts.length}`);
+  }
+  const groups = correctCounts.length / groupSize;
+  const flags = new Uint8Array(groups);
+  let count = 0;
+  for (let g = 0; g < groups; g++) {
+    const first = correctCounts[g * groupSize];
+    for (let c = 1; c < groupSize && !flags[g]; c++) flags[g] = correctCounts[g * groupSize + c] !== first ? 1 : 0;
+    count += flags[g];
+  }
+  return { flags, count, fraction: groups === 0 ? 0 : count / groups };
+}
