@@ -26,6 +26,8 @@ const REPLACEMENTS: readonly (readonly [RegExp, string])[] = [
   [/\\neq(?![a-zA-Z])/g, '\\ne'],
   [/\\lvert|\\rvert|\\vert/g, '|'],
   [/\{,\}/g, ','],
+  // "a_1+a_2": brace one-character subscripts, or the parser lets the subscript swallow the sum.
+  [/_([0-9a-zA-Z])/g, '_{$1}'],
   // "\frac9{19}", "\frac{270}7": brace single-character arguments (the parser needs braces).
   [/\\frac\s*(?:\{([^{}]*)\}|([0-9a-zA-Z]))\s*(?:\{([^{}]*)\}|([0-9a-zA-Z]))/g, '\\frac{$1$2}{$3$4}'],
   [/−/g, '-'],
