@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../lib/rewards/catalog.js';
 import { cleanTitle, isCleanTitle, parseItems, renderItems, type ParsedItem } from '../lib/rewards/items.js';
-import { checkContext, checkItems, groundTruth, matchHits, type MatchRules, type SeenEntry } from '../lib/rewards/match.js';
+import { checkContext, checkItems, groundTruth, itemTitles, matchHits, type MatchRules, type SeenEntry } from '../lib/rewards/match.js';
 import { normalizeTitle } from '../lib/rewards/normalize.js';
 import type { TitleYear } from '../lib/rewards/catalog.js';
 
@@ -101,6 +101,20 @@ describe('parseItems', () => {
 
   it('cleanTitle strips wrappers until stable', () => {
     expect(cleanTitle(' **"Alien"  (Director\'s Cut)** -')).toBe('Alien');
+    expect(cleanTitle('x')).toBe('x');
+    expect(cleanTitle('-')).toBe('');
+  });
+
+  it('property: cleanTitle is idempotent (its fast path agrees with its loop)', () => {
+    const edge = fc.constantFrom('*', '_', '~', '"', "'", '“', '”', '‘', '’', '«', '»', '-', '—', ':', ';', ',', '(', ')', ' ', 'a', '1');
+    const messy = fc.tuple(fc.array(edge, { maxLength: 4 }), fc.string({ maxLength: 12 }), fc.array(edge, { maxLength: 4 }));
+    fc.assert(
+      fc.property(messy, ([head, body, tail]) => {
+        const once = cleanTitle(head.join('') + body + tail.join(''));
+        expect(cleanTitle(once)).toBe(once);
+      }),
+      { seed: 5, numRuns: 1000 },
+    );
   });
 });
 
@@ -135,7 +149,8 @@ describe('matcher (TV23, rankGrpo mode)', () => {
     const items = asItems(recs);
     const context = checkContext(rules, seen, Catalog.fromEntries(options.catalog ?? tv23Catalog));
     const truth = groundTruth(gt.map(([title, year]) => ({ title, year })), rules, false);
-    const row = [...matchHits(items, checkItems(items, context), truth, rules)];
+    const titles = itemTitles(items, rules);
+    const row = [...matchHits(items, titles.truth, checkItems(items, titles.check, context), truth, rules.yearTolerance)];
     return [...row, ...Array(5 - row.length).fill(0)];
   }
 
@@ -166,6 +181,6 @@ describe('matcher (TV23, rankGrpo mode)', () => {
     const items = asItems([['the matrix', 1999], ['Matrix, The', 1999], ['Heat', 1995], ['Heat', 2020], ['Nope', 2000]]);
     items.push({ title: 'Inception', year: null, span: [0, 0], line: 5 });
     const context = checkContext(rules, [{ title: 'HEAT', year: 1996 }], Catalog.fromEntries([...tv9Catalog, { title: 'Heat', year: 2020 }]));
-    expect(checkItems(items, context)).toEqual([null, 'duplicate', 'seen', null, 'notInCatalog', 'format']);
+    expect(checkItems(items, itemTitles(items, rules).check, context)).toEqual([null, 'duplicate', 'seen', null, 'notInCatalog', 'format']);
   });
 });

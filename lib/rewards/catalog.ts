@@ -1,6 +1,6 @@
 import { GrpoError } from '../errors.js';
 import { oneOf } from '../validate.js';
-import { itemKey, normalizeTitle, TITLE_NORMALIZATIONS, type TitleNormalization } from './normalize.js';
+import { normalizeTitle, TITLE_NORMALIZATIONS, type TitleNormalization } from './normalize.js';
 
 /** A (title, year) pair: a catalog entry, a ground-truth item or a seen film. */
 export interface TitleYear {
@@ -8,19 +8,28 @@ export interface TitleYear {
   year: number;
 }
 
+/** normalised title → its years */
+type TitleIndex = Map<string, number[]>;
+
+function addYear(index: TitleIndex, title: string, year: number): void {
+  const years = index.get(title);
+  if (!years) index.set(title, [year]);
+  else if (!years.includes(year)) years.push(year);
+}
+
 /**
- * A set of (title, year) pairs with one hashed index per normalisation, built on first use.
- * `has` is one normalisation plus one Set lookup.
+ * A set of (title, year) pairs with one hashed index per normalisation (normalised title → years),
+ * built on first use. `has` is one normalisation plus one Map lookup.
  */
 export class Catalog {
   readonly #entries: readonly TitleYear[];
-  readonly #indexes = new Map<TitleNormalization, Set<string>>();
+  readonly #indexes = new Map<TitleNormalization, TitleIndex>();
   readonly #only: TitleNormalization | null;
 
-  private constructor(entries: readonly TitleYear[], prebuilt?: { normalization: TitleNormalization; keys: Set<string> }) {
+  private constructor(entries: readonly TitleYear[], prebuilt?: { normalization: TitleNormalization; index: TitleIndex }) {
     this.#entries = entries;
     this.#only = prebuilt?.normalization ?? null;
-    if (prebuilt) this.#indexes.set(prebuilt.normalization, prebuilt.keys);
+    if (prebuilt) this.#indexes.set(prebuilt.normalization, prebuilt.index);
   }
 
   /** A catalog of the given entries (any object with `title` and `year`; other fields are ignored). */
@@ -35,30 +44,32 @@ export class Catalog {
    * normalised with `normalization` (see `formatCatalogIndex`). Only that normalisation can be queried.
    */
   static fromIndex(text: string, normalization: TitleNormalization = 'default'): Catalog {
-    const keys = new Set<string>();
+    const index: TitleIndex = new Map();
     for (const line of text.split('\n')) {
       const tab = line.lastIndexOf('\t');
-      if (tab > 0) keys.add(itemKey(line.slice(0, tab), Number(line.slice(tab + 1))));
+      if (tab > 0) addYear(index, line.slice(0, tab), Number(line.slice(tab + 1)));
     }
-    return new Catalog([], { normalization: oneOf('normalization', normalization, TITLE_NORMALIZATIONS), keys });
+    return new Catalog([], { normalization: oneOf('normalization', normalization, TITLE_NORMALIZATIONS), index });
   }
 
   /** Number of distinct (normalised title, year) keys in the default index (or the prebuilt one). */
   get size(): number {
-    return this.#index(this.#only ?? 'default').size;
+    let size = 0;
+    for (const years of this.#index(this.#only ?? 'default').values()) size += years.length;
+    return size;
   }
 
   /** True when a film with this title (after `normalization`) and exactly this year is in the catalog. */
   has(title: string, year: number, normalization: TitleNormalization = 'default'): boolean {
-    return this.#index(normalization).has(itemKey(normalizeTitle(title, normalization), year));
+    return this.hasNormalized(normalizeTitle(title, normalization), year, normalization);
   }
 
   /** True when the key of an already-normalised title is present. */
   hasNormalized(normalizedTitle: string, year: number, normalization: TitleNormalization = 'default'): boolean {
-    return this.#index(normalization).has(itemKey(normalizedTitle, year));
+    return this.#index(normalization).get(normalizedTitle)?.includes(year) ?? false;
   }
 
-  #index(normalization: TitleNormalization): Set<string> {
+  #index(normalization: TitleNormalization): TitleIndex {
     const built = this.#indexes.get(normalization);
     if (built) return built;
     if (this.#only !== null) {
@@ -67,9 +78,10 @@ export class Catalog {
         `This catalog was loaded from a "${this.#only}" index and cannot answer "${normalization}" lookups; load it from entries instead`,
       );
     }
-    const keys = new Set(this.#entries.map((e) => itemKey(normalizeTitle(e.title, normalization), e.year)));
-    this.#indexes.set(normalization, keys);
-    return keys;
+    const index: TitleIndex = new Map();
+    for (const { title, year } of this.#entries) addYear(index, normalizeTitle(title, normalization), year);
+    this.#indexes.set(normalization, index);
+    return index;
   }
 }
 

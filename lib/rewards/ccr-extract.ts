@@ -38,7 +38,7 @@ export interface CcrExtractedAnswer {
   readonly boxEnd: number;
   /** Offset of the first occurrence of this label without a box; -1 when none. */
   readonly malformedAt: number;
-  /** No complete answer with a smaller label comes after this one, none with a larger label before. */
+  /** Recovered, and every recovered answer with a smaller label comes before it. */
   readonly inOrder: boolean;
 }
 
@@ -112,8 +112,7 @@ function classify(hits: readonly LabelHit[], labelled: boolean): Draft {
 
 function withOrder(drafts: readonly Draft[]): CcrExtractedAnswer[] {
   return drafts.map(({ firstStart, ...answer }, i) => {
-    const inOrder = firstStart >= 0 && drafts.every((other, j) =>
-      other.firstStart < 0 || j === i || (j < i ? other.firstStart < firstStart : other.firstStart > firstStart));
+    const inOrder = firstStart >= 0 && drafts.every((other, j) => j >= i || other.firstStart < firstStart);
     return { ...answer, inOrder };
   });
 }

@@ -1,4 +1,4 @@
-import { nonEmptyLines, type ParsedItem, type ParseResult } from './items.js';
+import { nonEmptyLines, type IsSpace, type ParsedItem, type ParseResult } from './items.js';
 
 // Python's str.isspace / `\s` set (JS `\s` lacks \x1c-\x1f and \x85 and adds \ufeff).
 const PY_SPACE = '[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
@@ -14,6 +14,8 @@ const HEADING = py('^#+\\s*');
 const ITEM = py('^(.+?)\\s+\\(([0-9]{4})\\)', 'su');
 const INNER_PARENTHESES = /\([^()]*\)/gu;
 
+const PY_SPACE_CHAR = py('\\s');
+const isPySpace: IsSpace = (code) => PY_SPACE_CHAR.test(String.fromCharCode(code));
 const strip = (s: string): string => s.replace(STRIP_START, '').replace(STRIP_END, '');
 
 function delSpace(s: string): string {
@@ -54,7 +56,7 @@ function cleanUpstreamTitle(title: string): string {
 export function parseItemsRankGrpo(text: string): ParseResult {
   const items: ParsedItem[] = [];
   let skippedLines = 0;
-  for (const line of nonEmptyLines(text, STRIP_START, STRIP_END)) {
+  for (const line of nonEmptyLines(text, isPySpace)) {
     const match = ITEM.exec(removeQuotes(delFormat(delSpace(line.text))));
     if (!match) {
       skippedLines++;

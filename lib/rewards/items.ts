@@ -37,32 +37,45 @@ export interface TextLine {
   index: number;
 }
 
-/** Non-empty lines of `text` (split on "\n"), each trimmed with `trim`, with their spans. */
-export function nonEmptyLines(text: string, trimStart: RegExp, trimEnd: RegExp): TextLine[] {
+/** Which UTF-16 code units count as whitespace when lines are trimmed. */
+export type IsSpace = (code: number) => boolean;
+
+const JS_SPACE = /\s/;
+
+/** JavaScript's own whitespace set (that of `String.prototype.trim` and `\s`). */
+export const isJsSpace: IsSpace = (code) =>
+  code === 32 || (code >= 9 && code <= 13) || (code > 127 && JS_SPACE.test(String.fromCharCode(code)));
+
+/** Non-empty lines of `text` (split on "\n"), trimmed of `isSpace` characters, with their spans. */
+export function nonEmptyLines(text: string, isSpace: IsSpace = isJsSpace): TextLine[] {
   const lines: TextLine[] = [];
   let start = 0;
   for (let index = 0; start <= text.length; index++) {
     const newline = text.indexOf('\n', start);
     const end = newline === -1 ? text.length : newline;
-    const raw = text.slice(start, end);
-    const lead = raw.length - raw.replace(trimStart, '').length;
-    const trail = raw.length - raw.replace(trimEnd, '').length;
-    if (lead < raw.length) lines.push({ text: raw.slice(lead, raw.length - trail), start: start + lead, end: end - trail, index });
+    let first = start;
+    while (first < end && isSpace(text.charCodeAt(first))) first++;
+    let last = end;
+    while (last > first && isSpace(text.charCodeAt(last - 1))) last--;
+    if (first < last) lines.push({ text: text.slice(first, last), start: first, end: last, index });
     start = end + 1;
   }
   return lines;
 }
 
-const LEADING_SPACE = /^\s+/u;
-const TRAILING_SPACE = /\s+$/u;
 // "1." "12)" "3 -" (dash needs a space after it, so "3-Iron" stays), optionally inside **…**; or a bullet.
-const LIST_MARKER = /^(?:[-*•+·‣◦▪]\s+|[*_]*\d{1,3}\s*(?:[.)]|[-–—](?=\s))[*_]*\s*)/u;
-const YEAR = /\(\s*(\d{4})\s*\)/u;
-const YEAR_ANYWHERE = /\(\s*\d{4}\s*\)/u;
+// Sticky + test() + lastIndex instead of exec(): no match array per line (the parser runs ~8k lines a step).
+const LIST_MARKER = /(?:[-*•+·‣◦▪]\s+|[*_]*\d{1,3}\s*(?:[.)]|[-–—](?=\s))[*_]*\s*)/y;
+const YEAR = /\(\s*\d{4}\s*\)/g;
 const QUOTE_PAIRS: ReadonlyArray<readonly [string, string]> = [['"', '"'], ["'", "'"], ['“', '”'], ['‘', '’'], ['«', '»']];
-const EMPHASIS_EDGES = /^[*_~]+|[*_~]+$/gu;
-const TRAILING_SEPARATOR = /\s*[-–—:,;]+$/u;
-const TRAILING_PARENTHETICAL = /\s*\([^()]*\)$/u;
+const EMPHASIS_EDGES = /^[*_~]+|[*_~]+$/g;
+const TRAILING_SEPARATOR = /\s*[-–—:,;]+$/;
+const TRAILING_PARENTHETICAL = /\s*\([^()]*\)$/;
+const SPACE_RUN = /\s+/g;
+const ODD_SPACE = /\s\s|[^\S ]/;
+// Titles that start and end with none of the characters cleanTitle strips (most of them) skip its loop.
+const STRIPPED_FIRST = new Set('*_~"\'“‘«');
+const STRIPPED_LAST = new Set('*_~"\'”’»-–—:,;)');
 
 function stripQuotePair(title: string): string {
   for (const [open, close] of QUOTE_PAIRS) {
@@ -77,7 +90,8 @@ function stripQuotePair(title: string): string {
  * parenthetical groups such as "(Director's Cut)". Leading groups such as "(500) Days of Summer" stay.
  */
 export function cleanTitle(raw: string): string {
-  let title = raw.replace(/\s+/gu, ' ').trim();
+  let title = (ODD_SPACE.test(raw) ? raw.replace(SPACE_RUN, ' ') : raw).trim();
+  if (title.length > 0 && !STRIPPED_FIRST.has(title[0]) && !STRIPPED_LAST.has(title[title.length - 1])) return title;
   for (;;) {
     const next = stripQuotePair(title.replace(EMPHASIS_EDGES, '').trim())
       .replace(TRAILING_SEPARATOR, '')
@@ -90,26 +104,46 @@ export function cleanTitle(raw: string): string {
 
 /** True when `title` survives a render → parse round trip unchanged (clean, no "(YYYY)" inside). */
 export function isCleanTitle(title: string): boolean {
-  return title.length > 0 && cleanTitle(title) === title && !YEAR_ANYWHERE.test(title);
+  return title.length > 0 && cleanTitle(title) === title && findYear(title, 0) < 0;
+}
+
+/** Length of the list marker ("1.", "2)", "3 -", "-", "*", "•", …) that starts `line`, or 0. */
+export function listMarkerLength(line: string): number {
+  LIST_MARKER.lastIndex = 0;
+  return LIST_MARKER.test(line) ? LIST_MARKER.lastIndex : 0;
+}
+
+/** Index of the first "(YYYY)" (spaces allowed inside) at or after `from`, or −1. */
+function findYear(text: string, from: number): number {
+  YEAR.lastIndex = from;
+  return YEAR.test(text) ? text.lastIndexOf('(', YEAR.lastIndex - 1) : -1;
+}
+
+/** The four digits of the "(YYYY)" that starts at `open`. */
+function yearAt(text: string, open: number): number {
+  let digit = open + 1;
+  while (isJsSpace(text.charCodeAt(digit))) digit++;
+  let year = 0;
+  for (const end = digit + 4; digit < end; digit++) year = year * 10 + text.charCodeAt(digit) - 48;
+  return year;
 }
 
 function parseLine(line: TextLine): ParsedItem | null {
-  const marker = LIST_MARKER.exec(line.text);
-  const body = marker ? line.text.slice(marker[0].length) : line.text;
-  const year = YEAR.exec(body);
+  const marker = listMarkerLength(line.text);
+  const open = findYear(line.text, marker);
   const span: [number, number] = [line.start, line.end];
-  if (year) {
-    const title = cleanTitle(body.slice(0, year.index));
-    if (title.length > 0) return { title, year: Number(year[1]), span, line: line.index };
+  if (open >= 0) {
+    const title = cleanTitle(line.text.slice(marker, open));
+    if (title.length > 0) return { title, year: yearAt(line.text, open), span, line: line.index };
   }
   // A marked line without a usable "Title (Year)" still takes a rank (as a `format` item); prose does not.
-  return marker ? { title: cleanTitle(body), year: null, span, line: line.index } : null;
+  return marker > 0 ? { title: cleanTitle(line.text.slice(marker)), year: null, span, line: line.index } : null;
 }
 
 function parseItemsDefault(text: string): ParseResult {
   const items: ParsedItem[] = [];
   let skippedLines = 0;
-  for (const line of nonEmptyLines(text, LEADING_SPACE, TRAILING_SPACE)) {
+  for (const line of nonEmptyLines(text)) {
     const item = parseLine(line);
     if (item) items.push(item);
     else skippedLines++;

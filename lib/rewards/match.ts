@@ -1,6 +1,6 @@
 import type { Catalog, TitleYear } from './catalog.js';
 import type { ParsedItem } from './items.js';
-import { itemKey, normalizeTitle, type TitleNormalization } from './normalize.js';
+import { normalizeTitle, type TitleNormalization } from './normalize.js';
 
 /** Why an item earns nothing. */
 export type InvalidReason = 'format' | 'seen' | 'notInCatalog' | 'duplicate';
@@ -58,24 +58,43 @@ function isSeen(context: CheckContext, title: string, year: number): boolean {
   return years.some((y) => Math.abs(y - year) <= context.rules.yearTolerance);
 }
 
+/** Item titles normalised for the checks and for ground-truth matching (one array when both agree). */
+export interface ItemTitles {
+  check: string[];
+  truth: string[];
+}
+
+/** Normalises every item title once per use (see {@link MatchRules} for which normalisation is which). */
+export function itemTitles(items: readonly ParsedItem[], rules: MatchRules): ItemTitles {
+  const check = items.map((item) => normalizeTitle(item.title, checkNormalization(rules)));
+  const same = checkNormalization(rules) === groundTruthNormalization(rules);
+  return { check, truth: same ? check : items.map((item) => normalizeTitle(item.title, groundTruthNormalization(rules))) };
+}
+
+function isDuplicate(items: readonly ParsedItem[], titles: readonly string[], reasons: readonly (InvalidReason | null)[], i: number): boolean {
+  for (let j = 0; j < i; j++) {
+    if (reasons[j] === null && titles[j] === titles[i] && items[j].year === items[i].year) return true;
+  }
+  return false;
+}
+
 /**
  * The reason each item earns nothing, or null when it is valid, checked in the order
  * format → seen → notInCatalog → duplicate (same normalised title and year earlier in the list).
+ * `titles` are the check titles of {@link itemTitles}.
  */
-export function checkItems(items: readonly ParsedItem[], context: CheckContext): (InvalidReason | null)[] {
+export function checkItems(items: readonly ParsedItem[], titles: readonly string[], context: CheckContext): (InvalidReason | null)[] {
   const normalization = checkNormalization(context.rules);
-  const earlier = new Set<string>();
-  return items.map((item) => {
-    if (item.year === null) return 'format';
-    const title = normalizeTitle(item.title, normalization);
-    if (isSeen(context, title, item.year)) return 'seen';
-    if (context.catalog && !context.catalog.hasNormalized(title, item.year, normalization)) return 'notInCatalog';
-    if (context.rules.mode === 'rankGrpo') return null;
-    const key = itemKey(title, item.year);
-    if (earlier.has(key)) return 'duplicate';
-    earlier.add(key);
-    return null;
-  });
+  const reasons: (InvalidReason | null)[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const year = items[i].year;
+    if (year === null) reasons.push('format');
+    else if (isSeen(context, titles[i], year)) reasons.push('seen');
+    else if (context.catalog && !context.catalog.hasNormalized(titles[i], year, normalization)) reasons.push('notInCatalog');
+    else if (context.rules.mode === 'default' && isDuplicate(items, titles, reasons, i)) reasons.push('duplicate');
+    else reasons.push(null);
+  }
+  return reasons;
 }
 
 /** Ground truth as a multiset: normalised title → year → count. */
@@ -98,42 +117,55 @@ export function groundTruth(items: Iterable<TitleYear>, rules: MatchRules, dedup
   return buckets;
 }
 
-/** Year candidates in upstream preference order: y, y+1, y−1, …, y+tol, y−tol. */
-function yearCandidates(year: number, tolerance: number): number[] {
-  const years = [year];
-  for (let d = 1; d <= tolerance; d++) years.push(year + d, year - d);
-  return years;
+/** Year offset of the d-th candidate in upstream preference order: 0, +1, −1, +2, −2, … */
+function yearOffset(d: number): number {
+  return d % 2 === 1 ? (d + 1) / 2 : -d / 2;
 }
 
 /**
- * Hit indicator per item position (1 = matched a ground-truth unit, which is then consumed).
- * Invalid items never hit. Matching: same normalised title, exact year first, then ±1, ±2, … up to
- * the tolerance (+d before −d); each ground-truth unit is consumed at most once.
+ * Adds `weight` to `out[i]` for every item i that hits (matches a ground-truth unit, which is then
+ * consumed). Invalid items never hit. Matching: same normalised title (`titles`: the truth titles of
+ * {@link itemTitles}), exact year first, then +1, −1, +2, −2, … up to the tolerance; each
+ * ground-truth unit is consumed at most once. Items beyond `out.length` are ignored.
  */
-export function matchHits(
+export function addHits(
+  out: Float32Array,
+  weight: number,
   items: readonly ParsedItem[],
+  titles: readonly string[],
   reasons: readonly (InvalidReason | null)[],
   truth: GroundTruth,
-  rules: MatchRules,
-): Uint8Array {
-  // hits [items]
-  const hits = new Uint8Array(items.length);
-  const used = new Map<string, number>();
-  const normalization = groundTruthNormalization(rules);
-  for (let i = 0; i < items.length; i++) {
+  yearTolerance: number,
+): void {
+  // normalised title → year → units consumed so far
+  const used = new Map<string, Map<number, number>>();
+  for (let i = 0; i < Math.min(items.length, out.length); i++) {
     const year = items[i].year;
-    if (reasons[i] !== null || year === null) continue;
-    const title = normalizeTitle(items[i].title, normalization);
-    const years = truth.get(title);
-    if (!years) continue;
-    for (const candidate of yearCandidates(year, rules.yearTolerance)) {
-      const key = itemKey(title, candidate);
-      const left = (years.get(candidate) ?? 0) - (used.get(key) ?? 0);
-      if (left <= 0) continue;
-      used.set(key, (used.get(key) ?? 0) + 1);
-      hits[i] = 1;
+    const years = reasons[i] === null && year !== null ? truth.get(titles[i]) : undefined;
+    if (!years || year === null) continue;
+    const taken = used.get(titles[i]) ?? new Map<number, number>();
+    for (let d = 0; d <= 2 * yearTolerance; d++) {
+      const candidate = year + yearOffset(d);
+      const consumed = taken.get(candidate) ?? 0;
+      if ((years.get(candidate) ?? 0) <= consumed) continue;
+      taken.set(candidate, consumed + 1);
+      used.set(titles[i], taken);
+      out[i] += weight;
       break;
     }
   }
+}
+
+/** Hit indicator (0/1) per item position; see {@link addHits}. */
+export function matchHits(
+  items: readonly ParsedItem[],
+  titles: readonly string[],
+  reasons: readonly (InvalidReason | null)[],
+  truth: GroundTruth,
+  yearTolerance: number,
+): Float32Array {
+  // hits [items]
+  const hits = new Float32Array(items.length);
+  addHits(hits, 1, items, titles, reasons, truth, yearTolerance);
   return hits;
 }

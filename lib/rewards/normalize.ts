@@ -30,9 +30,22 @@ export function normalizeTitleRankGrpo(title: string): string {
   return title.trim().replace(WHITESPACE_RUN, ' ').toLowerCase();
 }
 
+// Completions repeat popular titles; memoising the default normaliser halves the reward time (bench/rewards).
+const DEFAULT_CACHE_LIMIT = 65_536;
+const defaultCache = new Map<string, string>();
+
+function normalizeTitleDefaultCached(title: string): string {
+  let normalized = defaultCache.get(title);
+  if (normalized !== undefined) return normalized;
+  if (defaultCache.size >= DEFAULT_CACHE_LIMIT) defaultCache.clear();
+  normalized = normalizeTitleDefault(title);
+  defaultCache.set(title, normalized);
+  return normalized;
+}
+
 /** Normalises `title` with the chosen scheme; see {@link TitleNormalization}. */
 export function normalizeTitle(title: string, normalization: TitleNormalization = 'default'): string {
-  if (normalization === 'default') return normalizeTitleDefault(title);
+  if (normalization === 'default') return normalizeTitleDefaultCached(title);
   if (normalization === 'rankGrpo') return normalizeTitleRankGrpo(title);
   return title;
 }

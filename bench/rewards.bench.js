@@ -1,0 +1,86 @@
+// Rank rewards for a GRPO step: 48 requests × 8 completions × 20 items, checked against the full
+// 36k-film catalog (both shared movie catalog files). Run: npx tsc -p tsconfig.json && node bench/rewards.bench.js
+import Benchmark from 'benchmark';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { Catalog, rankRewards, rankRewardsBatch, renderItems } from '../dist/index.js';
+
+const GROUPS = 48;
+const CANDIDATES = 8;
+const K = 20;
+const RESPONDENTS = 5;
+
+function readCatalog() {
+  const files = ['movies-catalog.jsonl', 'movies-catalog-1900-1949.jsonl'];
+  return files.flatMap((name) =>
+    readFileSync(new URL(`../../shared/data/${name}`, import.meta.url), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line)),
+  );
+}
+
+// mulberry32: a fixed stream so every run scores the same batch
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function makeBatch(films, random) {
+  const pick = () => films[Math.floor(random() * films.length)];
+  const requests = Array.from({ length: GROUPS }, () => ({
+    seen: [pick().title],
+    respondents: Array.from({ length: RESPONDENTS }, () => ({ items: Array.from({ length: 5 }, pick) })),
+  }));
+  const completions = requests.map((request) =>
+    Array.from({ length: CANDIDATES }, () => {
+      const truth = request.respondents.flatMap((r) => r.items);
+      // about a quarter of the list from the ground truth, one year off now and then, one made-up title
+      const items = Array.from({ length: K - 1 }, () => (random() < 0.25 ? truth[Math.floor(random() * truth.length)] : pick()));
+      items.push({ title: `Not A Film ${Math.floor(random() * 1e6)}`, year: 2001 });
+      return `Here are my picks:\n\n${renderItems(items.map((f) => ({ title: f.title, year: f.year + (random() < 0.1 ? 1 : 0) })))}`;
+    }),
+  );
+  return { requests, completions };
+}
+
+const films = readCatalog();
+const catalog = Catalog.fromEntries(films);
+const { requests, completions } = makeBatch(films, rng(2026));
+
+for (const target of ['union', 'mean']) {
+  const options = { k: K, target, shape: 'dcgTail', catalog };
+  const coldStart = performance.now();
+  const fast = rankRewardsBatch(completions, requests, options);
+  const coldMs = performance.now() - coldStart;
+  // reference: one unprepared rankRewards call per completion must give the same [G, S, K] values
+  completions.forEach((group, g) =>
+    group.forEach((text, s) => {
+      const reference = rankRewards(text, requests[g], options).rewards;
+      reference.forEach((v, k) => {
+        if (v !== fast.rewards[(g * CANDIDATES + s) * K + k]) throw new Error(`batch ≠ reference at [${g}, ${s}, ${k}]`);
+      });
+    }),
+  );
+  const suite = new Benchmark(`rankRewardsBatch ${target}`, () => rankRewardsBatch(completions, requests, options), { minSamples: 30 });
+  suite.run();
+  const hits = fast.rewards.reduce((n, v, i) => n + (i % K === 0 && v > 0 ? 1 : 0), 0);
+  console.table([
+    {
+      target,
+      shape: '[48, 8, 20]',
+      catalog: catalog.size,
+      'cold first call ms': coldMs.toFixed(2),
+      'warm mean ms': (suite.stats.mean * 1e3).toFixed(2),
+      'warm p99 ms': ((suite.stats.mean + 2.33 * suite.stats.deviation) * 1e3).toFixed(2),
+      'rows with reward': hits,
+      cpu: os.cpus()[0].model,
+      node: process.version,
+    },
+  ]);
+}

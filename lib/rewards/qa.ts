@@ -1,0 +1,100 @@
+import { integer, knownKeys, oneOf } from '../validate.js';
+import { cleanTitle, listMarkerLength, nonEmptyLines } from './items.js';
+import { normalizeTitle } from './normalize.js';
+import { RANK_SHAPES, shapeRewards, type RankShape } from './shapes.js';
+
+/** One answer cluster of a multi-answer question: its text, how many respondents gave it, and variants. */
+export interface QaAnswer {
+  text: string;
+  count: number;
+  aliases?: readonly string[];
+}
+
+/** A question answered by many respondents (ProtoQA style). */
+export interface QaRecordLike {
+  answers: readonly QaAnswer[];
+}
+
+/**
+ * - `"count"` (per respondent, count-weighted): an answer is worth the fraction of respondents who gave
+ *   it, `count / Σ count` (the mean over respondents of their hit indicator; each respondent gave one answer).
+ * - `"union"`: every answer cluster anyone gave is worth 1.
+ */
+export type QaTarget = 'count' | 'union';
+
+/** Options of {@link qaRewards}. */
+export interface QaRewardOptions {
+  /** Number of ranks K scored. @defaultValue 10 */
+  k?: number;
+  /** See {@link QaTarget}. @defaultValue "count" */
+  target?: QaTarget;
+  /** Hits → rewards, as for recommendations. @defaultValue "hit" */
+  shape?: RankShape;
+}
+
+export const QA_REWARD_DEFAULTS: Readonly<Required<QaRewardOptions>> = Object.freeze({ k: 10, target: 'count', shape: 'hit' });
+
+/** One answer line of a completion and the cluster it matched (−1: none; `duplicate`: cluster already used). */
+export interface QaParsedAnswer {
+  text: string;
+  span: [number, number];
+  cluster: number;
+  duplicate: boolean;
+}
+
+/** Rewards of one QA completion. */
+export interface QaRewardResult {
+  /** rewards [K] */
+  rewards: Float32Array;
+  /** hits [K]: value of the matched cluster per rank (0 when unmatched or repeated) */
+  hits: Float32Array;
+  answers: QaParsedAnswer[];
+}
+
+/** Normalised answer text → cluster index, over every cluster's text and aliases. */
+export function answerIndex(record: QaRecordLike): Map<string, number> {
+  const index = new Map<string, number>();
+  record.answers.forEach((answer, cluster) => {
+    for (const text of [answer.text, ...(answer.aliases ?? [])]) {
+      const key = normalizeTitle(text);
+      if (!index.has(key)) index.set(key, cluster);
+    }
+  });
+  return index;
+}
+
+/** One answer per non-empty line, list markers, emphasis and quotes removed. */
+export function parseAnswers(text: string, index: Map<string, number>): QaParsedAnswer[] {
+  const used = new Set<number>();
+  return nonEmptyLines(text).map((line) => {
+    const answer = cleanTitle(line.text.slice(listMarkerLength(line.text)));
+    const cluster = index.get(normalizeTitle(answer)) ?? -1;
+    const duplicate = cluster >= 0 && used.has(cluster);
+    if (cluster >= 0) used.add(cluster);
+    return { text: answer, span: [line.start, line.end], cluster, duplicate };
+  });
+}
+
+/**
+ * Rank-wise rewards of a list answer to a multi-answer question: each line is matched to an answer
+ * cluster by normalised text (the default title normaliser: NFKC, lower case, punctuation collapsed,
+ * leading article dropped); each cluster counts once, at its first mention.
+ */
+export function qaRewards(text: string, record: QaRecordLike, options: QaRewardOptions = {}): QaRewardResult {
+  knownKeys('QA reward options', options, Object.keys(QA_REWARD_DEFAULTS));
+  const o = { ...QA_REWARD_DEFAULTS, ...options };
+  integer('k', o.k, 1, 10_000);
+  oneOf('target', o.target, ['count', 'union'] as const);
+  oneOf('shape', o.shape, RANK_SHAPES);
+  const total = record.answers.reduce((sum, a) => sum + a.count, 0);
+  const answers = parseAnswers(text, answerIndex(record));
+  // hits [K]
+  const hits = new Float32Array(o.k);
+  answers.slice(0, o.k).forEach((answer, rank) => {
+    if (answer.cluster < 0 || answer.duplicate) return;
+    hits[rank] = o.target === 'union' ? 1 : total > 0 ? record.answers[answer.cluster].count / total : 0;
+  });
+  const rewards = new Float32Array(o.k);
+  shapeRewards(hits, o.shape, rewards);
+  return { rewards, hits, answers };
+}
