@@ -75,7 +75,7 @@ function problem(index: number, random: SeededRandom, o: Required<Omit<Arithmeti
 
 /**
  * Generates `count` seeded multi-step integer problems with exact answers.
- * @example generateArithmetic({ count: 2, seed: 1 })[0].question // "Start with 4. Add 7. What is the result?"
+ * @example generateArithmetic({ count: 2, seed: 1 })[0].question // "Start with 1. Multiply by 5. Multiply by 4. Subtract 4. What is the result?"
  */
 export function generateArithmetic(options: ArithmeticOptions): ArithmeticProblem[] {
   if (options === null || typeof options !== 'object') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'Expected an options object with count for generateArithmetic');
