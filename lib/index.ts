@@ -27,3 +27,4 @@ export { closingBrace, findBoxed, lastBoxed, type BoxedMatch } from './rewards/b
 export { verifyAnswer, resolveVerifyOptions, normalizeAnswer, VERIFY_DEFAULTS, type VerifyOptions, type Verdict as VerifyVerdict } from './rewards/verify/index.js';
 export { parseGsm8k, parseMathDataset, loadGsm8k, loadMathDataset, gsm8kFinalAnswer, packGroups, PACK_GROUPS_DEFAULTS, type MathProblem, type PackGroupsOptions } from './data/math.js';
 export { generateArithmetic, ARITHMETIC_DEFAULTS, type ArithmeticOptions, type ArithmeticProblem } from './data/arithmetic.js';
+export * from './data/index.js';
