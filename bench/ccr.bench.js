@@ -10,41 +10,33 @@ const CANDIDATES = 8;
 const N = 3;
 const CHARS = 8000;
 
-// mulberry32: a fixed stream so every run scores the same batch
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A fixed pseudo-random fraction per (completion, slot), so every run scores the same batch. */
+const roll = (i, slot) => ((Math.imul(i * 8 + slot + 1, 0x9e3779b1) >>> 0) % 1000) / 1000;
 
 const FILLER = 'Let me check this again carefully: if $x = \\frac{a}{b}$ then $x \\cdot b = a$, so the step holds. ';
 
 /** One candidate: reasoning padded to ~CHARS/N per problem; answers right, wrong, in LaTeX, missing or cut. */
-function completion(problems, random) {
+function completion(problems, i) {
   const parts = problems.map((p, k) => {
-    const style = random();
+    const style = roll(i, k);
     const value = style < 0.15 ? String(Number(p.answer) + 1) : style < 0.3 ? `\\frac{${2 * Number(p.answer)}}{2}` : p.answer;
     const body = `${p.solution} ${FILLER.repeat(Math.floor(CHARS / N / FILLER.length))}`;
-    return random() < 0.05 ? body : `${body}\nAnswer ${k + 1}: \\boxed{${value}}\n`;
+    return roll(i, k + 3) < 0.05 ? body : `${body}\nAnswer ${k + 1}: \\boxed{${value}}\n`;
   });
-  if (random() < 0.2) parts.reverse();
+  if (roll(i, 7) < 0.2) parts.reverse();
   // Every completion is cut at the cap: the last answer is often truncated, as under a token budget.
   return parts.join('\n').slice(0, CHARS);
 }
 
-function makeBatch(random) {
+function makeBatch() {
   const problems = generateArithmetic({ count: PROMPTS * N, seed: 2026, minSteps: 1, maxSteps: 6, style: 'verbose' });
   const truths = Array.from({ length: PROMPTS }, (_, g) => problems.slice(g * N, g * N + N).map((p) => p.answer));
   const completions = Array.from({ length: PROMPTS * CANDIDATES }, (_, i) =>
-    completion(problems.slice(Math.floor(i / CANDIDATES) * N, Math.floor(i / CANDIDATES) * N + N), random));
+    completion(problems.slice(Math.floor(i / CANDIDATES) * N, Math.floor(i / CANDIDATES) * N + N), i));
   return { truths, completions };
 }
 
-const { truths, completions } = makeBatch(rng(7));
+const { truths, completions } = makeBatch();
 const coldStart = performance.now();
 const fast = ccrRewardBatch(completions, truths, CANDIDATES);
 const coldMs = performance.now() - coldStart;
