@@ -24,7 +24,7 @@ export interface VerifyOptions {
   /**
    * Longest normalised answer or reference (characters) that is parsed; longer ones are decided by
    * string equality alone and are otherwise `unparsable`.
-   * @defaultValue 512
+   * @defaultValue 256
    */
   readonly maxLength?: number;
   /** Deepest bracket nesting that is parsed. @defaultValue 24 */
@@ -46,7 +46,7 @@ export interface VerifyOptions {
 /** Defaults of {@link VerifyOptions}. */
 export const VERIFY_DEFAULTS: Readonly<Required<VerifyOptions>> = Object.freeze({
   stringMatch: true,
-  maxLength: 512,
+  maxLength: 256,
   maxDepth: 24,
   maxNodes: 256,
   maxSteps: 20000,
