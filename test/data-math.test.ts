@@ -27,8 +27,9 @@ describe('GSM8K loader', () => {
   test('errors carry the source and line number', () => {
     const bad = '{"question": "a", "answer": "1"}\n\n{"question": "b", "answer": }\n';
     expect(() => parseGsm8k(bad, 'g.jsonl')).toThrow(/^g\.jsonl:3: invalid JSON/);
-    expect(() => parseGsm8k('{"question": "a"}', 'g.jsonl')).toThrow(/g\.jsonl:1: expected field "answer"/);
-    expect(() => parseGsm8k('[1, 2]', 'g.jsonl')).toThrow(/g\.jsonl:1: expected a JSON object but received an array/);
+    expect(() => parseGsm8k('{"question": "a"}', 'g.jsonl')).toThrow(/g\.jsonl:1: field "answer": missing/);
+    expect(() => parseGsm8k('{"question": "a", "answer": 3}', 'g.jsonl')).toThrow(/g\.jsonl:1: field "answer": expected a string/);
+    expect(() => parseGsm8k('[1, 2]', 'g.jsonl')).toThrow(/g\.jsonl:1: field "record": expected an object but received an array/);
     try {
       parseGsm8k('{"question": 1, "answer": {}}', 'g.jsonl');
     } catch (error) {
@@ -47,7 +48,7 @@ describe('MATH-style loader', () => {
   test('without an `answer`, the last \\boxed{} of the solution is the answer', () => {
     const [p] = parseMathDataset('{"problem": "p", "solution": "so \\\\boxed{1} then \\\\boxed{\\\\frac{1}{2}}."}', 'm.jsonl');
     expect(p.answer).toBe('\\frac{1}{2}');
-    expect(() => parseMathDataset('{"problem": "p", "solution": "no box"}', 'm.jsonl')).toThrow(/m\.jsonl:1: no "answer"/);
+    expect(() => parseMathDataset('{"problem": "p", "solution": "no box"}', 'm.jsonl')).toThrow(/m\.jsonl:1: field "answer": no "answer"/);
   });
 
   test('files on disk: line numbers count blank lines', async () => {

@@ -7,7 +7,10 @@
 import { GrpoError } from '../errors.js';
 import { integer, knownKeys, oneOf } from '../validate.js';
 import type { MathProblem } from './math.js';
-import { type SeededRandom, seededRandom } from './math-rng.js';
+import { type Random, mulberry32, randomInt } from './rng.js';
+
+/** A uniform integer in [lo, hi], both inclusive. */
+const between = (random: Random, lo: number, hi: number) => lo + randomInt(random, hi - lo + 1);
 
 /** Options of {@link generateArithmetic}. */
 export interface ArithmeticOptions {
@@ -44,15 +47,15 @@ interface Step {
 }
 
 /** The operations possible from `value` that keep the result in [0, maxValue]. */
-function nextStep(value: number, random: SeededRandom, maxValue: number): Step {
+function nextStep(value: number, random: Random, maxValue: number): Step {
   const candidates: Step[] = [];
-  const operand = random.int(1, 9);
-  const factor = random.int(2, 5);
+  const operand = between(random, 1, 9);
+  const factor = between(random, 2, 5);
   if (value + operand <= maxValue) candidates.push({ verb: 'Add', symbol: '+', operand, before: value, after: value + operand });
   if (value - operand >= 0) candidates.push({ verb: 'Subtract', symbol: '-', operand, before: value, after: value - operand });
   if (value * factor <= maxValue) candidates.push({ verb: 'Multiply by', symbol: '*', operand: factor, before: value, after: value * factor });
   if (value > 0 && value % factor === 0) candidates.push({ verb: 'Divide by', symbol: '/', operand: factor, before: value, after: value / factor });
-  return candidates[random.int(0, candidates.length - 1)];
+  return candidates[between(random, 0, candidates.length - 1)];
 }
 
 const equation = (s: Step) => `${s.before} ${s.symbol} ${s.operand} = ${s.after}`;
@@ -63,9 +66,9 @@ function describe(start: number, steps: readonly Step[], style: 'concise' | 'ver
   return [`We start with ${start}.`, ...lines, `The result is ${steps[steps.length - 1].after}.`].join(' ');
 }
 
-function problem(index: number, random: SeededRandom, o: Required<Omit<ArithmeticOptions, 'count'>>): ArithmeticProblem {
-  const count = random.int(o.minSteps, o.maxSteps);
-  const start = random.int(1, Math.min(9, o.maxValue));
+function problem(index: number, random: Random, o: Required<Omit<ArithmeticOptions, 'count'>>): ArithmeticProblem {
+  const count = between(random, o.minSteps, o.maxSteps);
+  const start = between(random, 1, Math.min(9, o.maxValue));
   const steps: Step[] = [];
   for (let value = start; steps.length < count; value = steps[steps.length - 1].after) steps.push(nextStep(value, random, o.maxValue));
   const question = [`Start with ${start}.`, ...steps.map((s) => `${s.verb} ${s.operand}.`), 'What is the result?'].join(' ');
@@ -87,6 +90,6 @@ export function generateArithmetic(options: ArithmeticOptions): ArithmeticProble
   integer('maxSteps', o.maxSteps, o.minSteps, 64);
   integer('maxValue', o.maxValue, 10, 1_000_000);
   oneOf('style', o.style, ['concise', 'verbose'] as const);
-  const random = seededRandom(o.seed);
+  const random = mulberry32(o.seed);
   return Array.from({ length: o.count }, (_, i) => problem(i, random, o));
 }

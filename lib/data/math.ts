@@ -6,8 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { GrpoError } from '../errors.js';
 import { integer, knownKeys, oneOf } from '../validate.js';
 import { lastBoxed } from '../rewards/boxed.js';
-import { type NumberedRecord, jsonlObjects, stringField } from './math-jsonl.js';
-import { seededRandom, shuffled } from './math-rng.js';
+import { objectAt, stringAt } from './fields.js';
+import { type JsonlLocation, dataError, parseJsonl } from './jsonl.js';
+import { mulberry32, shuffleInPlace } from './rng.js';
 
 /** One verifiable problem. */
 export interface MathProblem {
@@ -27,29 +28,36 @@ export function gsm8kFinalAnswer(solution: string): string | undefined {
   return at < 0 ? undefined : solution.slice(at + 4).trim().replace(/,/g, '');
 }
 
-function gsm8kProblem(entry: NumberedRecord, source: string): MathProblem {
-  const question = stringField(entry, 'question', source) as string;
-  const answerField = stringField(entry, 'answer', source) as string;
+type Fields = Record<string, unknown>;
+
+/** An optional string field: absent → `undefined`, present → must be a string. */
+const optionalString = (record: Fields, key: string, at: JsonlLocation) =>
+  record[key] === undefined ? undefined : stringAt(record, key, at);
+
+function gsm8kProblem(value: unknown, at: JsonlLocation): MathProblem {
+  const record = objectAt(value, at, 'record');
+  const question = stringAt(record, 'question', at);
+  const answerField = stringAt(record, 'answer', at);
   // The original release puts the worked solution, ending in "#### N", in `answer`.
-  const solution = stringField(entry, 'solution', source, true) ?? (answerField.includes('####') ? answerField : undefined);
-  const answer = answerField.includes('####') ? gsm8kFinalAnswer(answerField) : answerField.trim();
-  if (!answer) throw new GrpoError('GRPO_DATA_FORMAT', `${source}:${entry.line}: empty answer`);
-  const id = stringField(entry, 'id', source, true) ?? `${source}-${entry.line}`;
+  const original = answerField.includes('####');
+  const solution = optionalString(record, 'solution', at) ?? (original ? answerField : undefined);
+  const answer = original ? gsm8kFinalAnswer(answerField) : answerField.trim();
+  if (!answer) throw dataError(at, 'empty answer', 'answer');
+  const id = optionalString(record, 'id', at) ?? `${at.source}-${at.line}`;
   return { id, question, answer, ...(solution === undefined ? {} : { solution }) };
 }
 
-function mathProblem(entry: NumberedRecord, source: string): MathProblem {
-  const question = stringField(entry, 'problem', source, true) ?? stringField(entry, 'question', source);
-  const solution = stringField(entry, 'solution', source, true);
-  const answer = stringField(entry, 'answer', source, true) ?? (solution === undefined ? undefined : lastBoxed(solution));
-  if (answer === undefined || answer.trim() === '') {
-    throw new GrpoError('GRPO_DATA_FORMAT', `${source}:${entry.line}: no "answer" field and no \\boxed{…} in "solution"`);
-  }
-  const id = stringField(entry, 'id', source, true) ?? stringField(entry, 'unique_id', source, true) ?? `${source}-${entry.line}`;
-  const level = entry.record.level;
-  const subject = stringField(entry, 'subject', source, true);
+function mathProblem(value: unknown, at: JsonlLocation): MathProblem {
+  const record = objectAt(value, at, 'record');
+  const question = optionalString(record, 'problem', at) ?? stringAt(record, 'question', at);
+  const solution = optionalString(record, 'solution', at);
+  const answer = optionalString(record, 'answer', at) ?? (solution === undefined ? undefined : lastBoxed(solution));
+  if (answer === undefined || answer.trim() === '') throw dataError(at, 'no "answer" and no \\boxed{…} in "solution"', 'answer');
+  const id = optionalString(record, 'id', at) ?? optionalString(record, 'unique_id', at) ?? `${at.source}-${at.line}`;
+  const subject = optionalString(record, 'subject', at);
+  const level = record.level;
   return {
-    id, question: question as string, answer,
+    id, question, answer,
     ...(solution === undefined ? {} : { solution }),
     ...(subject === undefined ? {} : { subject }),
     ...(typeof level === 'number' ? { level } : {}),
@@ -62,7 +70,7 @@ function mathProblem(entry: NumberedRecord, source: string): MathProblem {
  * @param source - name used in error messages ("gsm8k-test.jsonl:12: …")
  */
 export function parseGsm8k(text: string, source = 'gsm8k'): MathProblem[] {
-  return jsonlObjects(text, source).map((entry) => gsm8kProblem(entry, source));
+  return parseJsonl(text, gsm8kProblem, source);
 }
 
 /**
@@ -70,7 +78,7 @@ export function parseGsm8k(text: string, source = 'gsm8k'): MathProblem[] {
  * `solution`); optional `id`/`unique_id`, `solution`, `subject`, `level`.
  */
 export function parseMathDataset(text: string, source = 'math'): MathProblem[] {
-  return jsonlObjects(text, source).map((entry) => mathProblem(entry, source));
+  return parseJsonl(text, mathProblem, source);
 }
 
 /** Reads and parses a GSM8K JSONL file. */
@@ -108,6 +116,6 @@ export function packGroups<T>(problems: readonly T[], options?: PackGroupsOption
   oneOf('order', order, ['fixed', 'shuffled'] as const);
   integer('seed', seed, 0, 2 ** 32 - 1);
   if (!Array.isArray(problems)) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected problems to be an array but received ${typeof problems}`);
-  const ordered = order === 'shuffled' ? shuffled(problems, seededRandom(seed)) : [...problems];
+  const ordered = order === 'shuffled' ? shuffleInPlace([...problems], mulberry32(seed)) : [...problems];
   return Array.from({ length: Math.floor(ordered.length / n) }, (_, g) => ordered.slice(g * n, g * n + n));
 }
