@@ -49,6 +49,34 @@ describe('MATH-500: the last \\boxed{} of each reference solution against its `a
   });
 });
 
+describe('MATH-500 answers as a labelled set (perturbed and rewritten references)', () => {
+  test('precision: changing the last digit of a reference is refused (only unit exponents are ignored)', () => {
+    const changed = math500.flatMap((p) => {
+      const at = p.answer.search(/\d(?!.*\d)/s);
+      if (at < 0) return [];
+      const digit = (Number(p.answer[at]) + 1) % 10;
+      return [[p.answer.slice(0, at) + digit + p.answer.slice(at + 1), p.answer] as const];
+    });
+    expect(changed.length).toBeGreaterThan(480);
+    const accepted = changed.filter(([given, truth]) => verifyAnswer(given, truth).verdict === 'correct');
+    // The only accepted changes are in the exponent of a trailing unit, which is dropped with the unit.
+    expect(accepted).toEqual([
+      ['864 \\mbox{ inches}^3', '864 \\mbox{ inches}^2'],
+      ['15\\mbox{ cm}^3', '15\\mbox{ cm}^2'],
+    ]);
+  });
+
+  test('recall: integers written as \\frac{2n}{2} and fractions scaled by 3 are recognised', () => {
+    const variants = math500.flatMap((p) => {
+      if (/^-?\d+$/.test(p.answer)) return [[`\\frac{${2 * Number(p.answer)}}{2}`, p.answer]];
+      const f = /^\\frac\{(\d+)\}\{(\d+)\}$/.exec(p.answer);
+      return f ? [[`\\frac{${3 * Number(f[1])}}{${3 * Number(f[2])}}`, p.answer]] : [];
+    });
+    expect(variants.length).toBeGreaterThan(300);
+    expect(variants.filter(([given, truth]) => verifyAnswer(given, truth).verdict !== 'correct')).toEqual([]);
+  });
+});
+
 describe('GSM8K test: the number after #### against the `answer` field (numeric path)', () => {
   test('1,319 problems, 100% correct by the numeric rule', () => {
     expect(gsm8k).toHaveLength(1319);
