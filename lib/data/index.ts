@@ -1,6 +1,28 @@
 // Data layer: JSONL reading with located errors, record schemas, seeded samplers, converters, benchmarks.
 export { convertProtoqa, convertRedial, protoqaToQa, redialToRequest } from './convert.js';
 export { dataError, parseJsonl, readJsonl, readJsonlSync, type JsonlLocation, type RecordParser } from './jsonl.js';
+export {
+  generateMoviesMulti,
+  MOVIES_MULTI_DEFAULTS,
+  popularFilms,
+  relevantFilms,
+  type BenchmarkFilm,
+  type MoviesMultiOptions,
+  type MoviesMultiSource,
+} from './movies-multi.js';
+export {
+  loadMoviesMulti,
+  loadMoviesMultiCatalogs,
+  loadMoviesMultiFilms,
+  loadMoviesMultiSource,
+  MOVIES_MULTI_DIR,
+  MOVIES_MULTI_SPLITS,
+  parseFilmRecord,
+  writeMoviesMulti,
+  type MoviesMultiSplit,
+} from './movies-multi-files.js';
+export { moviesMultiStats, type Distribution, type MoviesMultiStats } from './movies-multi-stats.js';
+export { CONSTRAINT_SHAPES, constraintShape, renderRequest, type MoviesMultiConstraints } from './movies-multi-text.js';
 export { mixSeed, mulberry32, randomInt, shuffleInPlace, weightedIndex, type Random } from './rng.js';
 export { createSampler, PromptSampler, SAMPLER_DEFAULTS, type SampledPrompt, type SamplerOptions, type SamplerUnit } from './samplers.js';
 export {
