@@ -8,66 +8,22 @@ import { integer, knownKeys, number as numberArg, boolean as booleanArg } from '
 import { type CcrExtractedAnswer, type CcrExtractOptions, extractAnswers } from './ccr-extract.js';
 import { type Verdict, type VerifyOptions, resolveVerifyOptions, verifyResolved } from './verify/index.js';
 
-export { extractAnswers, type CcrExtractedAnswer, type CcrExtractOptions, type CcrAnswerStatus, type CcrAnswerSpan } from './ccr-extract.js';
-
-/** A problem to pack: its question text, or an object with a `question`. */
-export type PackableProblem = string | { readonly question: string };
-
-/** Builds the prompt from the questions (in order); must ask for `Answer k: \boxed{…}` lines. */
-export type CcrTemplate = (questions: readonly string[]) => string;
-
-/** Options of {@link packProblems}. */
-export interface CcrPackOptions {
-  /** Problems per prompt; must equal the number passed. 1 is the plain GRPO baseline. @defaultValue 3 */
-  readonly n?: number;
-  /** Prompt builder. @defaultValue {@link defaultCcrTemplate} */
-  readonly template?: CcrTemplate;
-}
-
-/** The default prompt: "Problem 1" … "Problem N" and the `Answer k: \boxed{…}` instruction. */
-export const defaultCcrTemplate: CcrTemplate = (questions) => {
-  const many = questions.length > 1;
-  const head = many
-    ? `Solve each of the following ${questions.length} problems. Show your reasoning for each problem, then end its solution with a line of the form "Answer k: \\boxed{your answer}", where k is the problem number.`
-    : 'Solve the following problem. Show your reasoning, then end your solution with a line of the form "Answer 1: \\boxed{your answer}".';
-  return [head, ...questions.map((q, i) => `Problem ${i + 1}: ${q.trim()}`)].join('\n\n');
-};
-
-/** Defaults of {@link CcrPackOptions}. */
-export const CCR_PACK_DEFAULTS = Object.freeze({ n: 3, template: defaultCcrTemplate });
-
-function questionOf(problem: unknown, i: number): string {
-  const q = typeof problem === 'string' ? problem : (problem as { question?: unknown } | null)?.question;
-  if (typeof q !== 'string' || q.trim() === '') {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected problems[${i}] to be a non-empty string or { question: string }`);
-  }
-  return q;
-}
-
-/**
- * Packs N problems into one prompt with distinct labels ("Problem 1" … "Problem N").
- * @example packProblems(['1+1?', '2+3?', '4*5?']) // "Solve each of the following 3 problems. …"
- */
-export function packProblems(problems: readonly PackableProblem[], options?: CcrPackOptions): string {
-  knownKeys('packProblems options', options, Object.keys(CCR_PACK_DEFAULTS));
-  const { n, template } = { ...CCR_PACK_DEFAULTS, ...options };
-  integer('n', n, 1, 100);
-  if (!Array.isArray(problems) || problems.length !== n) {
-    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected problems of length n = ${n} but received ${Array.isArray(problems) ? problems.length : typeof problems}`);
-  }
-  if (typeof template !== 'function') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'Expected template to be a function (questions) => string');
-  return template(problems.map(questionOf));
-}
-
-/**
- * A completion that answers every problem of a group in the expected format: each worked solution
- * (when given) followed by `Answer k: \boxed{answer}`. Useful as a supervised target and in tests.
- */
-export function ccrReferenceCompletion(problems: readonly { readonly answer: string; readonly solution?: string }[]): string {
-  return problems
-    .map((p, i) => `Problem ${i + 1}: ${p.solution === undefined ? '' : `${p.solution.trim()}\n`}Answer ${i + 1}: \\boxed{${p.answer}}`)
-    .join('\n\n');
-}
+export {
+  extractAnswers,
+  type CcrAnswerSpan,
+  type CcrAnswerStatus,
+  type CcrExtractedAnswer,
+  type CcrExtractOptions,
+} from './ccr-extract.js';
+export {
+  CCR_PACK_DEFAULTS,
+  ccrReferenceCompletion,
+  defaultCcrTemplate,
+  packProblems,
+  type CcrPackOptions,
+  type CcrTemplate,
+  type PackableProblem,
+} from './ccr-pack.js';
 
 /** Options of {@link ccrReward}. */
 export interface CcrRewardOptions extends CcrExtractOptions {
@@ -80,7 +36,12 @@ export interface CcrRewardOptions extends CcrExtractOptions {
 }
 
 /** Defaults of {@link CcrRewardOptions}. */
-export const CCR_DEFAULTS = Object.freeze({ wAcc: 2, wFmt: 1, allowUnlabelled: false, verify: Object.freeze({}) as VerifyOptions });
+export const CCR_DEFAULTS = Object.freeze({
+  wAcc: 2,
+  wFmt: 1,
+  allowUnlabelled: false,
+  verify: Object.freeze({}) as VerifyOptions,
+});
 
 /** The reward of one completion. */
 export interface CcrReward {
@@ -119,12 +80,17 @@ function resolveCcrOptions(options?: CcrRewardOptions): ResolvedCcr {
   };
 }
 
-function checkTruths(truths: unknown): readonly string[] {
+const describeArray = (value: unknown) => (Array.isArray(value) ? `Array(${value.length})` : typeof value);
+
+function checkTruths(truths: unknown, name = 'truths'): readonly string[] {
   if (!Array.isArray(truths) || truths.length === 0 || truths.length > 100) {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected truths to be an array of 1…100 reference answers but received ${Array.isArray(truths) ? `Array(${truths.length})` : typeof truths}`);
+    const received = describeArray(truths);
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${name} to be an array of 1…100 reference answers but received ${received}`);
   }
   truths.forEach((t, i) => {
-    if (typeof t !== 'string') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected truths[${i}] to be a string but received ${typeof t}`);
+    if (typeof t !== 'string') {
+      throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${name}[${i}] to be a string but received ${typeof t}`);
+    }
   });
   return truths;
 }
@@ -142,7 +108,8 @@ function score(completion: string, truths: readonly string[], o: ResolvedCcr): C
   const n = truths.length;
   const answers = extractAnswers(completion, n, o.extract);
   const rewardPrefixEnd = Math.max(0, ...answers.map((a) => a.boxEnd));
-  const verdicts = answers.map((a, k) => (a.status === 'correct-format' ? verifyResolved(a.answer, truths[k], o.verify) : undefined));
+  const verdicts = answers.map((a, k) =>
+    a.status === 'correct-format' ? verifyResolved(a.answer, truths[k], o.verify) : undefined);
   const correct = verdicts.map((v) => v?.verdict === 'correct');
   const accuracy = correct.filter(Boolean).length / n;
   const format = answers.filter((a) => wellFormatted(a, rewardPrefixEnd)).length / n;
@@ -156,7 +123,9 @@ function score(completion: string, truths: readonly string[], o: ResolvedCcr): C
  * @example ccrReward('… Answer 1: \\boxed{2} … Answer 2: \\boxed{5}', ['2', '5', '20']).accuracy // 2/3
  */
 export function ccrReward(completion: string, truths: readonly string[], options?: CcrRewardOptions): CcrReward {
-  if (typeof completion !== 'string') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected completion to be a string but received ${typeof completion}`);
+  if (typeof completion !== 'string') {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected completion to be a string but received ${typeof completion}`);
+  }
   return score(completion, checkTruths(truths), resolveCcrOptions(options));
 }
 
@@ -178,32 +147,47 @@ export interface CcrBatchRewards {
   readonly unparsable: number;
 }
 
+function checkBatchShape(completions: unknown, truths: unknown, candidates: number): void {
+  integer('candidates', candidates, 1);
+  const prompts = Array.isArray(truths) ? truths.length : 0;
+  if (!Array.isArray(truths) || !Array.isArray(completions) || completions.length !== prompts * candidates) {
+    throw new GrpoError(
+      'GRPO_SHAPE_MISMATCH',
+      `Expected completions of shape [prompts=${prompts}, candidates=${candidates}] but received ${describeArray(completions)}`,
+    );
+  }
+}
+
 /**
  * Scores completions [prompts, candidates] (candidate-major within each prompt) against
- * truths [prompts][N]; `candidates` is the group size S.
+ * truths [prompts][N]; `candidates` is the group size S. Same values as {@link ccrReward} per
+ * completion, packed into typed arrays, plus the informative-prompt flags.
  */
-export function ccrRewardBatch(completions: readonly string[], truths: readonly (readonly string[])[], candidates: number, options?: CcrRewardOptions): CcrBatchRewards {
-  integer('candidates', candidates, 1);
-  if (!Array.isArray(completions) || !Array.isArray(truths) || completions.length !== truths.length * candidates) {
-    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected completions of shape [prompts=${Array.isArray(truths) ? truths.length : '?'}, candidates=${candidates}] but received ${Array.isArray(completions) ? completions.length : typeof completions} completions`);
-  }
+export function ccrRewardBatch(
+  completions: readonly string[],
+  truths: readonly (readonly string[])[],
+  candidates: number,
+  options?: CcrRewardOptions,
+): CcrBatchRewards {
+  checkBatchShape(completions, truths, candidates);
   const o = resolveCcrOptions(options);
+  const rows = truths.map((row, p) => checkTruths(row, `truths[${p}]`));
   const size = completions.length;
-  const out = { rewards: new Float32Array(size), accuracy: new Float32Array(size), format: new Float32Array(size), correctCounts: new Int32Array(size), rewardPrefixEnd: new Int32Array(size) };
+  const rewards = new Float32Array(size); // [prompts × candidates], likewise below
+  const accuracy = new Float32Array(size);
+  const format = new Float32Array(size);
+  const correctCounts = new Int32Array(size);
+  const rewardPrefixEnd = new Int32Array(size);
   let unparsable = 0;
-  truths.forEach((row, p) => {
-    const checked = checkTruths(row);
-    for (let c = 0; c < candidates; c++) {
-      const i = p * candidates + c;
-      if (typeof completions[i] !== 'string') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected completions[${i}] to be a string`);
-      const r = score(completions[i], checked, o);
-      [out.rewards[i], out.accuracy[i], out.format[i]] = [r.reward, r.accuracy, r.format];
-      out.correctCounts[i] = r.correct.filter(Boolean).length;
-      out.rewardPrefixEnd[i] = r.rewardPrefixEnd;
-      unparsable += r.verdicts.filter((v) => v?.verdict === 'unparsable').length;
-    }
-  });
-  return { ...out, informative: informativeGroups(out.correctCounts, candidates).flags, unparsable };
+  for (let i = 0; i < size; i++) {
+    if (typeof completions[i] !== 'string') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected completions[${i}] to be a string`);
+    const r = score(completions[i], rows[Math.floor(i / candidates)], o);
+    [rewards[i], accuracy[i], format[i], rewardPrefixEnd[i]] = [r.reward, r.accuracy, r.format, r.rewardPrefixEnd];
+    correctCounts[i] = r.correct.filter(Boolean).length;
+    unparsable += r.verdicts.filter((v) => v?.verdict === 'unparsable').length;
+  }
+  const informative = informativeGroups(correctCounts, candidates).flags;
+  return { rewards, accuracy, format, correctCounts, rewardPrefixEnd, informative, unparsable };
 }
 
 /** Which groups carry an accuracy signal, and how many. */
@@ -223,7 +207,10 @@ export interface InformativeGroups {
 export function informativeGroups(correctCounts: ArrayLike<number>, groupSize: number): InformativeGroups {
   integer('groupSize', groupSize, 1);
   if (correctCounts.length % groupSize !== 0) {
-    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected correctCounts of length groups × groupSize (groupSize = ${groupSize}) but received ${correctCounts.length}`);
+    throw new GrpoError(
+      'GRPO_SHAPE_MISMATCH',
+      `Expected correctCounts of length groups × groupSize (groupSize = ${groupSize}) but received ${correctCounts.length}`,
+    );
   }
   const groups = correctCounts.length / groupSize;
   const flags = new Uint8Array(groups);
