@@ -62,7 +62,7 @@ interface LabelHit {
   readonly end: number;
 }
 
-const LABEL = /Answer[ \t]*(\d{1,3})[ \t]*::?/g;
+const LABEL = /Answer[ \t]*(\d{1,3})[ \t]*::?/y;
 // Between the label and the box: spaces, markdown bold, math-mode openers.
 const FILLER = /(?:[\s*$]|\\\(|\\\[)*/y;
 const BOX_PREFIXES = ['\\boxed{', '\\fbox{'];
@@ -80,41 +80,68 @@ function readLabel(text: string, k: number, start: number, afterLabel: number): 
 
 function labelHits(text: string, n: number): LabelHit[][] {
   const byProblem: LabelHit[][] = Array.from({ length: n }, () => []);
-  for (const m of text.matchAll(LABEL)) {
-    const k = Number(m[1]);
-    if (k >= 1 && k <= n) byProblem[k - 1].push(readLabel(text, k, m.index, m.index + m[0].length));
+  // indexOf + a sticky regex: 0.1 ms instead of 0.5 ms for a global regex over 384 × 8k characters.
+  for (let at = text.indexOf('Answer'); at >= 0; at = text.indexOf('Answer', at + 6)) {
+    LABEL.lastIndex = at;
+    const m = LABEL.exec(text);
+    const k = m ? Number(m[1]) : 0;
+    if (m && k >= 1 && k <= n) byProblem[k - 1].push(readLabel(text, k, at, at + m[0].length));
   }
   return byProblem;
 }
 
-const sameContent = (a: string, b: string) => a.replace(/\s+/g, '') === b.replace(/\s+/g, '');
+const sameContent = (a: string, b: string) => a === b || a.replace(/\s+/g, '') === b.replace(/\s+/g, '');
 
-type Draft = Omit<CcrExtractedAnswer, 'inOrder'> & { readonly firstStart: number };
-
-function classify(hits: readonly LabelHit[], labelled: boolean): Draft {
-  const complete = hits.filter((h) => h.kind === 'complete');
-  const malformedAt = hits.find((h) => h.kind === 'malformed')?.start ?? -1;
-  const base = { labelled, malformedAt, truncated: false, boxEnd: -1, firstStart: -1 };
-  if (complete.length > 0) {
-    const [first, last] = [complete[0], complete[complete.length - 1]];
-    const unique = complete.every((h) => sameContent(h.content, first.content));
-    const shared = { ...base, boxEnd: last.end, firstStart: first.start };
-    return unique
-      ? { ...shared, status: 'correct-format', answer: first.content, span: { start: first.start, end: first.end } }
-      : { ...shared, status: 'ambiguous', span: { start: first.start, end: last.end } };
-  }
-  const cut = hits.find((h) => h.kind === 'truncated');
-  if (cut) return { ...base, status: 'missing', truncated: true, span: { start: cut.start, end: cut.end } };
-  const bad = hits.find((h) => h.kind === 'malformed');
-  if (bad) return { ...base, status: 'malformed', span: { start: bad.start, end: bad.end } };
-  return { ...base, status: 'missing', span: null };
+/** An answer before its order is known; `firstStart` is where its first complete box's label starts. */
+interface Draft {
+  readonly status: CcrAnswerStatus;
+  readonly answer: string | undefined;
+  readonly span: CcrAnswerSpan | null;
+  readonly truncated: boolean;
+  readonly boxEnd: number;
+  readonly malformedAt: number;
+  readonly firstStart: number;
 }
 
-function withOrder(drafts: readonly Draft[]): CcrExtractedAnswer[] {
-  return drafts.map(({ firstStart, ...answer }, i) => {
-    const inOrder = firstStart >= 0 && drafts.every((other, j) => j >= i || other.firstStart < firstStart);
-    return { ...answer, inOrder };
-  });
+function draft(status: CcrAnswerStatus, span: CcrAnswerSpan | null, malformedAt: number, answer?: string, boxEnd = -1, firstStart = -1): Draft {
+  return { status, answer, span, truncated: status === 'missing' && span !== null, boxEnd, malformedAt, firstStart };
+}
+
+function classify(hits: readonly LabelHit[]): Draft {
+  let first: LabelHit | undefined;
+  let last: LabelHit | undefined;
+  let cut: LabelHit | undefined;
+  let bad: LabelHit | undefined;
+  let unique = true;
+  for (const h of hits) {
+    if (h.kind === 'complete') {
+      first ??= h;
+      last = h;
+      unique &&= sameContent(h.content, first.content);
+    } else if (h.kind === 'truncated') cut ??= h;
+    else bad ??= h;
+  }
+  const malformedAt = bad ? bad.start : -1;
+  if (first && last) {
+    const span = { start: first.start, end: unique ? first.end : last.end };
+    return draft(unique ? 'correct-format' : 'ambiguous', span, malformedAt, unique ? first.content : undefined, last.end, first.start);
+  }
+  if (cut) return draft('missing', { start: cut.start, end: cut.end }, malformedAt);
+  if (bad) return draft('malformed', { start: bad.start, end: bad.end }, malformedAt);
+  return draft('missing', null, malformedAt);
+}
+
+function finish(drafts: readonly Draft[], labelled: boolean): CcrExtractedAnswer[] {
+  return drafts.map((d, i) => ({
+    status: d.status,
+    answer: d.answer,
+    span: d.span,
+    labelled,
+    truncated: d.truncated,
+    boxEnd: d.boxEnd,
+    malformedAt: d.malformedAt,
+    inOrder: d.firstStart >= 0 && drafts.every((other, j) => j >= i || other.firstStart < d.firstStart),
+  }));
 }
 
 /** The unlabelled fallback: boxes in order, consecutive identical contents merged. */
@@ -123,7 +150,7 @@ function unlabelled(text: string, n: number): Draft[] {
   const hits = boxes.map((box): LabelHit => ({ k: 0, start: box.start, kind: box.closed ? 'complete' : 'truncated', content: box.content, end: box.end }));
   const closed = hits.filter((h) => h.kind === 'complete').length;
   // More distinct boxes than problems cannot be mapped: classify() finds them ambiguous.
-  return Array.from({ length: n }, (_, i) => classify(closed > n ? hits : hits.slice(i, i + 1), false));
+  return Array.from({ length: n }, (_, i) => classify(closed > n ? hits : hits.slice(i, i + 1)));
 }
 
 /**
@@ -132,6 +159,6 @@ function unlabelled(text: string, n: number): Draft[] {
  * text; O(text length). Spans index the completion.
  */
 export function extractAnswers(completion: string, n: number, options: CcrExtractOptions = {}): CcrExtractedAnswer[] {
-  if (options.allowUnlabelled && !/Answer[ \t]*\d{1,3}[ \t]*:/.test(completion)) return withOrder(unlabelled(completion, n));
-  return withOrder(labelHits(completion, n).map((hits) => classify(hits, true)));
+  if (options.allowUnlabelled && !/Answer[ \t]*\d{1,3}[ \t]*:/.test(completion)) return finish(unlabelled(completion, n), false);
+  return finish(labelHits(completion, n).map(classify), true);
 }
