@@ -57,6 +57,11 @@ describe('extractAnswers: label-keyed recovery', () => {
     expect(got[0].malformedAt).toBe(0);
   });
 
+  test('a box without braces and a lower-case label are not answers', () => {
+    expect(statuses('Answer 1: \\boxed 5', 1)).toEqual(['malformed']);
+    expect(statuses('answer 1: \\boxed{5}', 1)).toEqual(['missing']);
+  });
+
   test('a malformed mention followed by a proper answer is recovered (and remembered)', () => {
     const text = 'I will write Answer 1: later.\nAnswer 1: \\boxed{3}';
     const got = extractAnswers(text, 1)[0];
