@@ -46,9 +46,8 @@ const JS_SPACE = /\s/;
 export const isJsSpace: IsSpace = (code) =>
   code === 32 || (code >= 9 && code <= 13) || (code > 127 && JS_SPACE.test(String.fromCharCode(code)));
 
-/** Non-empty lines of `text` (split on "\n"), trimmed of `isSpace` characters, with their spans. */
-export function nonEmptyLines(text: string, isSpace: IsSpace = isJsSpace): TextLine[] {
-  const lines: TextLine[] = [];
+/** Calls `visit(start, end, index)` for each non-empty line of `text` (split on "\n"), trimmed of `isSpace` characters. */
+export function forEachLine(text: string, isSpace: IsSpace, visit: (start: number, end: number, index: number) => void): void {
   let start = 0;
   for (let index = 0; start <= text.length; index++) {
     const newline = text.indexOf('\n', start);
@@ -57,16 +56,23 @@ export function nonEmptyLines(text: string, isSpace: IsSpace = isJsSpace): TextL
     while (first < end && isSpace(text.charCodeAt(first))) first++;
     let last = end;
     while (last > first && isSpace(text.charCodeAt(last - 1))) last--;
-    if (first < last) lines.push({ text: text.slice(first, last), start: first, end: last, index });
+    if (first < last) visit(first, last, index);
     start = end + 1;
   }
+}
+
+/** Non-empty lines of `text` (split on "\n"), trimmed of `isSpace` characters, with their spans. */
+export function nonEmptyLines(text: string, isSpace: IsSpace = isJsSpace): TextLine[] {
+  const lines: TextLine[] = [];
+  forEachLine(text, isSpace, (start, end, index) => lines.push({ text: text.slice(start, end), start, end, index }));
   return lines;
 }
 
+// The default parser reads each line in place in the completion (no per-line strings or match arrays;
+// it runs ~8k lines per GRPO step), so its patterns use [^\S\n] for "space" and never cross a line.
 // "1." "12)" "3 -" (dash needs a space after it, so "3-Iron" stays), optionally inside **…**; or a bullet.
-// Sticky + test() + lastIndex instead of exec(): no match array per line (the parser runs ~8k lines a step).
-const LIST_MARKER = /(?:[-*•+·‣◦▪]\s+|[*_]*\d{1,3}\s*(?:[.)]|[-–—](?=\s))[*_]*\s*)/y;
-const YEAR = /\(\s*\d{4}\s*\)/g;
+const LIST_MARKER = /(?:[-*•+·‣◦▪][^\S\n]+|[*_]*\d{1,3}[^\S\n]*(?:[.)]|[-–—](?=[^\S\n]))[*_]*[^\S\n]*)/y;
+const YEAR_AT = /\([^\S\n]*\d{4}[^\S\n]*\)/y;
 const QUOTE_PAIRS: ReadonlyArray<readonly [string, string]> = [['"', '"'], ["'", "'"], ['“', '”'], ['‘', '’'], ['«', '»']];
 const EMPHASIS_EDGES = /^[*_~]+|[*_~]+$/g;
 const TRAILING_SEPARATOR = /\s*[-–—:,;]+$/;
@@ -104,19 +110,29 @@ export function cleanTitle(raw: string): string {
 
 /** True when `title` survives a render → parse round trip unchanged (clean, no "(YYYY)" inside). */
 export function isCleanTitle(title: string): boolean {
-  return title.length > 0 && cleanTitle(title) === title && findYear(title, 0) < 0;
+  return title.length > 0 && cleanTitle(title) === title && yearOpen(title, 0, title.length) < 0;
+}
+
+/** Where the text after the list marker of line [start, end) begins (`start` when there is no marker). */
+function markerEnd(text: string, start: number, end: number): number {
+  LIST_MARKER.lastIndex = start;
+  if (!LIST_MARKER.test(text)) return start;
+  // trailing spaces cut from the line can extend a match past `end`: judge that rare line on its own
+  return LIST_MARKER.lastIndex <= end ? LIST_MARKER.lastIndex : start + listMarkerLength(text.slice(start, end));
 }
 
 /** Length of the list marker ("1.", "2)", "3 -", "-", "*", "•", …) that starts `line`, or 0. */
 export function listMarkerLength(line: string): number {
-  LIST_MARKER.lastIndex = 0;
-  return LIST_MARKER.test(line) ? LIST_MARKER.lastIndex : 0;
+  return markerEnd(line, 0, line.length);
 }
 
-/** Index of the first "(YYYY)" (spaces allowed inside) at or after `from`, or −1. */
-function findYear(text: string, from: number): number {
-  YEAR.lastIndex = from;
-  return YEAR.test(text) ? text.lastIndexOf('(', YEAR.lastIndex - 1) : -1;
+/** Index of the first "(YYYY)" (spaces allowed inside) in [from, end), or −1. */
+function yearOpen(text: string, from: number, end: number): number {
+  for (let open = text.indexOf('(', from); open >= 0 && open < end; open = text.indexOf('(', open + 1)) {
+    YEAR_AT.lastIndex = open;
+    if (YEAR_AT.test(text) && YEAR_AT.lastIndex <= end) return open;
+  }
+  return -1;
 }
 
 /** The four digits of the "(YYYY)" that starts at `open`. */
@@ -128,26 +144,26 @@ function yearAt(text: string, open: number): number {
   return year;
 }
 
-function parseLine(line: TextLine): ParsedItem | null {
-  const marker = listMarkerLength(line.text);
-  const open = findYear(line.text, marker);
-  const span: [number, number] = [line.start, line.end];
+function parseLine(text: string, start: number, end: number, line: number): ParsedItem | null {
+  const body = markerEnd(text, start, end);
+  const open = yearOpen(text, body, end);
+  const span: [number, number] = [start, end];
   if (open >= 0) {
-    const title = cleanTitle(line.text.slice(marker, open));
-    if (title.length > 0) return { title, year: yearAt(line.text, open), span, line: line.index };
+    const title = cleanTitle(text.slice(body, open));
+    if (title.length > 0) return { title, year: yearAt(text, open), span, line };
   }
   // A marked line without a usable "Title (Year)" still takes a rank (as a `format` item); prose does not.
-  return marker > 0 ? { title: cleanTitle(line.text.slice(marker)), year: null, span, line: line.index } : null;
+  return body > start ? { title: cleanTitle(text.slice(body, end)), year: null, span, line } : null;
 }
 
 function parseItemsDefault(text: string): ParseResult {
   const items: ParsedItem[] = [];
   let skippedLines = 0;
-  for (const line of nonEmptyLines(text)) {
-    const item = parseLine(line);
+  forEachLine(text, isJsSpace, (start, end, line) => {
+    const item = parseLine(text, start, end, line);
     if (item) items.push(item);
     else skippedLines++;
-  }
+  });
   return { items, skippedLines };
 }
 

@@ -7,7 +7,6 @@ import {
   checkContext,
   checkItems,
   groundTruth,
-  INVALID_REASONS,
   addHits,
   itemTitles,
   type CheckContext,
@@ -135,7 +134,7 @@ export function prepareRequest(request: RewardRequest, o: ResolvedRankOptions): 
 }
 
 function countReasons(reasons: readonly (InvalidReason | null)[]): Record<InvalidReason, number> {
-  const counts = Object.fromEntries(INVALID_REASONS.map((r) => [r, 0])) as Record<InvalidReason, number>;
+  const counts: Record<InvalidReason, number> = { format: 0, seen: 0, notInCatalog: 0, duplicate: 0 };
   for (const reason of reasons) if (reason !== null) counts[reason]++;
   return counts;
 }
@@ -156,15 +155,15 @@ export function scoreCompletion(
   const reasons = checkItems(items, titles.check, prepared.context);
   for (const truth of prepared.truths) addHits(hits, 1 / prepared.truths.length, items, titles.truth, reasons, truth, o.yearTolerance);
   shapeRewards(hits, o.shape, rewards);
-  const formatted = reasons.filter((r) => r !== 'format').length;
+  const invalid = countReasons(reasons);
   return {
     rewards,
     hits,
     items,
     reasons,
-    invalid: countReasons(reasons),
+    invalid,
     skippedLines,
-    length: lengthReward(formatted, o.k),
+    length: lengthReward(items.length - invalid.format, o.k),
   };
 }
 
