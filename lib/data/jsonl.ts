@@ -41,7 +41,8 @@ function parseLine<T>(text: string, at: JsonlLocation, parseRecord: RecordParser
  * else a `GRPO_DATA_FORMAT` error names the file and line.
  */
 export async function* readJsonl<T>(path: string, parseRecord: RecordParser<T>): AsyncGenerator<T> {
-  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  const input = createReadStream(path, { encoding: 'utf8' });
+  const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
   try {
     for await (const text of lines) {
@@ -50,6 +51,7 @@ export async function* readJsonl<T>(path: string, parseRecord: RecordParser<T>):
     }
   } finally {
     lines.close();
+    input.destroy(); // a consumer that stops early must not leave the file open
   }
 }
 
