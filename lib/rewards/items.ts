@@ -76,7 +76,7 @@ const YEAR_AT = /\([^\S\n]*\d{4}[^\S\n]*\)/y;
 const QUOTE_PAIRS: ReadonlyArray<readonly [string, string]> = [['"', '"'], ["'", "'"], ['“', '”'], ['‘', '’'], ['«', '»']];
 const EMPHASIS_EDGES = /^[*_~]+|[*_~]+$/g;
 const TRAILING_SEPARATOR = /\s*[-–—:,;]+$/;
-const TRAILING_PARENTHETICAL = /\s*\([^()]*\)$/;
+const TRAILING_PARENTHETICAL = /(?:\s*\([^()]*\))+$/; // all trailing groups in one pass
 const SPACE_RUN = /\s+/g;
 const ODD_SPACE = /\s\s|[^\S ]/;
 // Titles that start and end with none of the characters cleanTitle strips (most of them) skip its loop.
