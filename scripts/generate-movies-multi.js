@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Regenerates the movies-multi benchmark from the shared real data.
 // Usage: npx tsc -p tsconfig.json && node scripts/generate-movies-multi.js [--shared ../shared/data] [--out data/movies-multi]
-//        [--seed 2026] [--requests 2000] [--films 5000]
+//        [--seed 2026] [--requests 2000] [--films 5000] [--check-films all]
 import { parseArgs } from 'node:util';
 import { generateMoviesMulti, loadMoviesMultiSource, writeMoviesMulti } from '../dist/index.js';
 
@@ -12,10 +12,12 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '2026' },
     requests: { type: 'string', default: '2000' },
     films: { type: 'string', default: '5000' },
+    'check-films': { type: 'string', default: 'all' },
   },
 });
 const source = loadMoviesMultiSource(values.shared);
-const options = { seed: Number(values.seed), requests: Number(values.requests), benchmarkFilms: Number(values.films) };
+const checkFilms = values['check-films'] === 'all' ? 'all' : Number(values['check-films']);
+const options = { seed: Number(values.seed), requests: Number(values.requests), benchmarkFilms: Number(values.films), checkFilms };
 const generated = generateMoviesMulti(source, options);
-const stats = writeMoviesMulti(values.out, source, generated);
+const stats = writeMoviesMulti(values.out, generated);
 console.log(JSON.stringify({ options, ...stats }, null, 2));

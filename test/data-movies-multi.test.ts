@@ -57,6 +57,15 @@ describe('generateMoviesMulti', () => {
     expect(splits).toEqual({ train: 96, validation: 12, test: 12 });
   });
 
+  it('checkFilms sizes the notInCatalog catalog: benchmark films first, then the rest of the source', () => {
+    const all = new Set(source.catalog.map(key));
+    expect(new Set(small.checkCatalog.map(key))).toEqual(all);
+    const cut = generateMoviesMulti(source, { requests: 5, checkFilms: 6000 });
+    expect(cut.checkCatalog).toHaveLength(6000);
+    expect(cut.checkCatalog.slice(0, cut.films.length).map(key)).toEqual(cut.films.map(key));
+    expect(generateMoviesMulti(source, { requests: 5, checkFilms: 10 }).checkCatalog).toHaveLength(cut.films.length);
+  });
+
   it('rejects unknown options and impossible sizes', () => {
     expect(() => generateMoviesMulti(source, { request: 5 } as never)).toThrow(/did you mean "requests"/);
     expect(() => generateMoviesMulti(source, { requests: 3, relevantSize: [5000, 6000] })).toThrow(/relevantSize/);

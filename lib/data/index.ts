@@ -7,6 +7,7 @@ export {
   popularFilms,
   relevantFilms,
   type BenchmarkFilm,
+  type MoviesMulti,
   type MoviesMultiOptions,
   type MoviesMultiSource,
 } from './movies-multi.js';

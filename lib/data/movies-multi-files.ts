@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Catalog, formatCatalogIndex } from '../rewards/catalog.js';
 import { arrayAt, countAt, integerAt, objectAt, stringAt, stringElement } from './fields.js';
 import { readJsonlSync, type RecordParser } from './jsonl.js';
-import type { BenchmarkFilm, MoviesMultiSource } from './movies-multi.js';
+import type { BenchmarkFilm, MoviesMulti, MoviesMultiSource } from './movies-multi.js';
 import { moviesMultiStats } from './movies-multi-stats.js';
 import { parseCatalogRecord, parseRequestRecord, type RecRequest } from './schemas.js';
 
@@ -65,14 +65,14 @@ function jsonl(records: readonly unknown[]): string {
 
 /**
  * Writes a generated benchmark: `<split>.jsonl`, `catalog.jsonl` (benchmark films), `catalog-index.tsv`
- * (the full catalog's normalised (title, year) index) and `stats.json`. Returns the statistics.
+ * (the check catalog's normalised (title, year) index) and `stats.json`. Returns the statistics.
  */
-export function writeMoviesMulti(dir: string, source: MoviesMultiSource, generated: { films: BenchmarkFilm[]; requests: RecRequest[] }) {
+export function writeMoviesMulti(dir: string, generated: MoviesMulti) {
   mkdirSync(dir, { recursive: true });
   for (const split of MOVIES_MULTI_SPLITS) writeFileSync(join(dir, `${split}.jsonl`), jsonl(generated.requests.filter((r) => r.split === split)));
   const films = generated.films.map(({ title, year, genres, cast, mentions }) => ({ title, year, genres, cast, mentions }));
   writeFileSync(join(dir, 'catalog.jsonl'), jsonl(films));
-  writeFileSync(join(dir, 'catalog-index.tsv'), formatCatalogIndex(source.catalog));
+  writeFileSync(join(dir, 'catalog-index.tsv'), formatCatalogIndex(generated.checkCatalog));
   const stats = moviesMultiStats(generated.requests, generated.films);
   writeFileSync(join(dir, 'stats.json'), JSON.stringify(stats, null, 2) + '\n');
   return stats;

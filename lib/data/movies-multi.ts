@@ -36,6 +36,11 @@ export interface MoviesMultiOptions {
   requests?: number;
   /** Benchmark catalog size: the most-mentioned films kept (all films with a mention if larger). @defaultValue 5000 */
   benchmarkFilms?: number;
+  /**
+   * Size of the catalog written for the `notInCatalog` check: the benchmark films, then the other
+   * catalog films in source order, up to this many; `"all"` keeps the whole source catalog. @defaultValue "all"
+   */
+  checkFilms?: number | 'all';
   /** Fractions of requests in validation and test (the rest is train). @defaultValue [0.1, 0.1] */
   heldOut?: [number, number];
   /** Bounds on the latent relevant-set size; constraint sets outside are redrawn. @defaultValue [5, 60] */
@@ -52,6 +57,7 @@ export const MOVIES_MULTI_DEFAULTS: Readonly<Required<MoviesMultiOptions>> = Obj
   seed: 2026,
   requests: 2000,
   benchmarkFilms: 5000,
+  checkFilms: 'all' as number | 'all',
   heldOut: [0.1, 0.1] as [number, number],
   relevantSize: [5, 60] as [number, number],
   maxRespondents: 12,
@@ -67,6 +73,7 @@ function resolveOptions(options: MoviesMultiOptions): Options {
   integer('seed', o.seed, 0, 2 ** 53 - 1);
   integer('requests', o.requests, 1);
   integer('benchmarkFilms', o.benchmarkFilms, 10);
+  if (o.checkFilms !== 'all') integer('checkFilms', o.checkFilms, 1);
   o.heldOut.forEach((f, i) => number(`heldOut[${i}]`, f, (v) => v >= 0 && v < 0.5, 'in [0, 0.5)'));
   integer('relevantSize[0]', o.relevantSize[0], 1);
   integer('relevantSize[1]', o.relevantSize[1], o.relevantSize[0]);
@@ -242,15 +249,30 @@ function makeRequest(n: number, films: readonly BenchmarkFilm[], vocab: Vocabula
   };
 }
 
+/** A generated benchmark: its films, the catalog for the `notInCatalog` check, and the requests. */
+export interface MoviesMulti {
+  films: BenchmarkFilm[];
+  checkCatalog: TitleYear[];
+  requests: RecRequest[];
+}
+
+/** The benchmark films first, then the rest of the source catalog in order, `size` films at most. */
+function checkCatalogOf(source: MoviesMultiSource, films: readonly BenchmarkFilm[], size: number | 'all'): TitleYear[] {
+  const benchmark = new Set(films.map((f) => `${f.title}\u0000${f.year}`));
+  const rest = source.catalog.filter((f) => !benchmark.has(`${f.title}\u0000${f.year}`)).map(({ title, year }) => ({ title, year }));
+  const all = [...films.map(({ title, year }) => ({ title, year })), ...rest];
+  return size === 'all' ? all : all.slice(0, Math.max(size, films.length));
+}
+
 /**
- * Generates the benchmark: the benchmark films and `requests` records, each with its split
- * (validation/test/train by a seeded permutation of request numbers). Deterministic in (source, options).
+ * Generates the benchmark: the benchmark films, the check catalog and `requests` records, each with its
+ * split (validation/test/train by a seeded permutation of request numbers). Deterministic in (source, options).
  */
-export function generateMoviesMulti(source: MoviesMultiSource, options: MoviesMultiOptions = {}): { films: BenchmarkFilm[]; requests: RecRequest[] } {
+export function generateMoviesMulti(source: MoviesMultiSource, options: MoviesMultiOptions = {}): MoviesMulti {
   const o = resolveOptions(options);
   const films = popularFilms(source, o.benchmarkFilms);
   const vocab = vocabulary(films);
   const order = shuffleInPlace(Array.from({ length: o.requests }, (_, i) => i), mulberry32(mixSeed(o.seed, -1)));
   const requests = Array.from({ length: o.requests }, (_, n) => ({ ...makeRequest(n, films, vocab, o), split: splitOf(n, order, o) }));
-  return { films, requests };
+  return { films, checkCatalog: checkCatalogOf(source, films, o.checkFilms), requests };
 }
