@@ -24,7 +24,7 @@ export {
 } from './movies-multi-files.js';
 export { moviesMultiStats, type Distribution, type MoviesMultiStats } from './movies-multi-stats.js';
 export { CONSTRAINT_SHAPES, constraintShape, renderRequest, type MoviesMultiConstraints } from './movies-multi-text.js';
-export { mixSeed, mulberry32, randomInt, shuffleInPlace, weightedIndex, type Random } from './rng.js';
+export { mixSeed, mulberry32, pickOne, randomInt, shuffleInPlace, weightedIndex, type Random } from './rng.js';
 export { createSampler, PromptSampler, SAMPLER_DEFAULTS, type SampledPrompt, type SamplerOptions, type SamplerUnit } from './samplers.js';
 export {
   parseCatalogRecord,

@@ -1,4 +1,4 @@
-import { randomInt, type Random } from './rng.js';
+import { pickOne, type Random } from './rng.js';
 import type { TitleYear } from '../rewards/catalog.js';
 
 /** The constraints of a `movies-multi` request; every film meeting all of them is relevant. */
@@ -12,8 +12,6 @@ export interface MoviesMultiConstraints {
   /** "like <film>": the film shares the anchor's first two genre labels (one if it has one) and is within ±8 years */
   like?: TitleYear;
 }
-
-const pick = <T>(random: Random, options: readonly T[]): T => options[randomInt(random, options.length)];
 
 function genrePhrase(genres: readonly string[]): string {
   return genres.map((g) => (g === 'Science Fiction' ? 'sci-fi' : g.toLowerCase())).join(' ');
@@ -53,7 +51,7 @@ export function constraintShape(c: MoviesMultiConstraints): string {
 
 /** Renders a constraint set (and the films the requester has seen) as a short English request. */
 export function renderRequest(random: Random, constraints: MoviesMultiConstraints, seen: readonly TitleYear[]): string {
-  const template = pick(random, TEMPLATES[constraintShape(constraints)]);
+  const template = pickOne(random, TEMPLATES[constraintShape(constraints)]);
   const text = template(constraints, genrePhrase(constraints.genres ?? []));
   if (seen.length === 0) return text;
   const names = seen.map(film);

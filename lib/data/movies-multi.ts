@@ -12,7 +12,7 @@ import type { TitleYear } from '../rewards/catalog.js';
 import { isCleanTitle } from '../rewards/items.js';
 import { normalizeTitle } from '../rewards/normalize.js';
 import { constraintShape, CONSTRAINT_SHAPES, renderRequest, type MoviesMultiConstraints } from './movies-multi-text.js';
-import { mixSeed, mulberry32, randomInt, shuffleInPlace, weightedIndex, type Random } from './rng.js';
+import { mixSeed, mulberry32, pickOne, randomInt, shuffleInPlace, weightedIndex, type Random } from './rng.js';
 import type { RecRequest } from './schemas.js';
 
 /** A benchmark film: catalog fields plus its ReDial mention count. */
@@ -132,21 +132,19 @@ function vocabulary(films: readonly BenchmarkFilm[]): Vocabulary {
   };
 }
 
-const pick = <T>(random: Random, options: readonly T[]): T => options[randomInt(random, options.length)];
-
 function sampleConstraints(random: Random, shape: string, vocab: Vocabulary, films: readonly BenchmarkFilm[]): MoviesMultiConstraints {
   const c: MoviesMultiConstraints = {};
   if (shape === 'like') {
-    const anchor = films[pick(random, vocab.anchors)];
+    const anchor = films[pickOne(random, vocab.anchors)];
     return { like: { title: anchor.title, year: anchor.year } };
   }
   if (shape.includes('genres')) {
-    const first = pick(random, vocab.genres);
-    const second = pick(random, vocab.genres);
+    const first = pickOne(random, vocab.genres);
+    const second = pickOne(random, vocab.genres);
     c.genres = random() < 0.3 && second !== first ? [first, second].sort() : [first];
   }
-  if (shape.includes('decade')) c.decade = pick(random, vocab.decades);
-  if (shape.includes('cast')) c.cast = pick(random, vocab.cast);
+  if (shape.includes('decade')) c.decade = pickOne(random, vocab.decades);
+  if (shape.includes('cast')) c.cast = pickOne(random, vocab.cast);
   return c;
 }
 
@@ -217,7 +215,7 @@ function splitOf(index: number, order: readonly number[], o: Options): string {
 /** A shape drawn uniformly, then constraint sets of that shape until the relevant set has an allowed size. */
 function drawRequest(random: Random, films: readonly BenchmarkFilm[], vocab: Vocabulary, o: Options) {
   for (let shapes = 0; shapes < 20; shapes++) {
-    const shape = pick(random, CONSTRAINT_SHAPES);
+    const shape = pickOne(random, CONSTRAINT_SHAPES);
     for (let attempt = 0; attempt < 200; attempt++) {
       const constraints = sampleConstraints(random, shape, vocab, films);
       const relevant = relevantFilms(films, constraints);

@@ -40,6 +40,11 @@ export function randomInt(random: Random, n: number): number {
   return Math.floor(random() * n);
 }
 
+/** A uniformly chosen element of a non-empty list. */
+export function pickOne<T>(random: Random, options: readonly T[]): T {
+  return options[randomInt(random, options.length)];
+}
+
 /** Fisher–Yates shuffle in place; returns `array`. */
 export function shuffleInPlace<T extends { length: number; [i: number]: unknown }>(array: T, random: Random): T {
   for (let i = array.length - 1; i > 0; i--) {
