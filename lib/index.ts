@@ -1,5 +1,22 @@
 // Public API of grpo-native. Each module re-exported here has one job; see README.md.
 export { GrpoError, type GrpoErrorCode } from './errors.js';
+export { setThreads, getThreads, cpuPath } from './runtime.js';
+export {
+  logprobs,
+  logprobsSync,
+  logprobsBackward,
+  logprobsBackwardSync,
+  linearLogprobs,
+  linearLogprobsSync,
+  linearLogprobsBackward,
+  linearLogprobsBackwardSync,
+  type LogprobOptions,
+  type LogprobResult,
+  type LogprobBackwardOptions,
+  type LinearLogprobOptions,
+  type LinearLogprobBackwardOptions,
+  type LinearLogprobGradients,
+} from './kernels/logprob.js';
 export * from './rewards/index.js';
 export {
   packProblems,

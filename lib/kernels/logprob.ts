@@ -1,0 +1,320 @@
+// Log-prob scoring: log-softmax(logits / temperature) gathered at targets, entropy, backward,
+// and the fused LM-head form that never materialises [tokens × vocab] logits.
+import { native } from '../binding.js';
+import { fromNativeError, GrpoError } from '../errors.js';
+import * as check from '../validate.js';
+
+/** Options of {@link logprobs}. */
+export interface LogprobOptions {
+  /** Logits are divided by it before the softmax (TRL semantics). @defaultValue 1 */
+  temperature?: number;
+  /** Also return the entropy of each row's distribution. @defaultValue false */
+  entropy?: boolean;
+  /** Target value meaning "no token": logp = entropy = 0 and zero gradient. @defaultValue -100 */
+  ignoreIndex?: number;
+}
+
+/** Options of {@link linearLogprobs}. */
+export interface LinearLogprobOptions extends LogprobOptions {
+  /** LM-head bias [vocab]. @defaultValue none */
+  bias?: Float32Array;
+  /** Rows per tile; the workspace is chunkSize × chunkVocab floats. @defaultValue 256 */
+  chunkSize?: number;
+  /** Vocabulary entries per tile. @defaultValue 4096 */
+  chunkVocab?: number;
+}
+
+export interface LogprobResult {
+  /** logp [T] */
+  logp: Float32Array;
+  /** entropy [T], when asked for */
+  entropy?: Float32Array;
+}
+
+export interface LogprobBackwardOptions extends LogprobOptions {
+  /** Upstream gradient of the entropy [T]. @defaultValue none */
+  gradEntropy?: Float32Array;
+  /** Where to write gradLogits [T, V]; may be `logits` itself (in-place). @defaultValue a new array */
+  out?: Float32Array;
+}
+
+export interface LinearLogprobBackwardOptions extends LinearLogprobOptions {
+  gradEntropy?: Float32Array;
+  /** Add into the provided gradient buffers instead of overwriting them. @defaultValue false */
+  accumulate?: boolean;
+  /** Caller-provided gradHidden [T, H]. */
+  gradHidden?: Float32Array;
+  /** Caller-provided gradWeight [V, H]. */
+  gradWeight?: Float32Array;
+  /** Caller-provided gradBias [V] (only with `bias`). */
+  gradBias?: Float32Array;
+}
+
+export interface LinearLogprobGradients {
+  /** gradHidden [T, H] */
+  gradHidden: Float32Array;
+  /** gradWeight [V, H] */
+  gradWeight: Float32Array;
+  /** gradBias [V], when a bias was given */
+  gradBias?: Float32Array;
+}
+
+const DEFAULTS = Object.freeze({ temperature: 1, entropy: false, ignoreIndex: -100, chunkSize: 256, chunkVocab: 4096 });
+const PLAIN_KEYS = ['temperature', 'entropy', 'ignoreIndex'] as const;
+const BACKWARD_KEYS = [...PLAIN_KEYS, 'gradEntropy', 'out'] as const;
+const LINEAR_KEYS = [...PLAIN_KEYS, 'bias', 'chunkSize', 'chunkVocab'] as const;
+const LINEAR_BACKWARD_KEYS = [...LINEAR_KEYS, 'gradEntropy', 'accumulate', 'gradHidden', 'gradWeight', 'gradBias'] as const;
+
+interface Scalars {
+  temperature: number;
+  entropy: boolean;
+  ignoreIndex: number;
+}
+
+function scalars(fn: string, options: LogprobOptions): Scalars {
+  const temperature = check.number(`${fn} temperature`, options.temperature ?? DEFAULTS.temperature,
+    (t) => t > 0 && Number.isFinite(t), 'to be finite and > 0');
+  const entropy = check.boolean(`${fn} entropy`, options.entropy ?? DEFAULTS.entropy);
+  const ignoreIndex = check.integer(`${fn} ignoreIndex`, options.ignoreIndex ?? DEFAULTS.ignoreIndex, -(2 ** 31), 2 ** 31 - 1);
+  return { temperature, entropy, ignoreIndex };
+}
+
+function checkTargets(name: string, targets: Int32Array, vocab: number, ignoreIndex: number): void {
+  for (let t = 0; t < targets.length; t++) {
+    const id = targets[t];
+    if (id !== ignoreIndex && (id < 0 || id >= vocab)) {
+      throw new GrpoError('GRPO_INDEX_RANGE', `Expected ${name}[${t}] in [0, ${vocab}) or ${ignoreIndex} but received ${id}`);
+    }
+  }
+}
+
+/** vocab = logits.length / T, which must divide exactly (T = targets.length). */
+function vocabOf(logits: Float32Array, targets: Int32Array): number {
+  const rows = targets.length;
+  if (rows === 0) {
+    if (logits.length !== 0) throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected empty logits for 0 targets but received ${logits.length} elements`);
+    return 1;
+  }
+  if (logits.length === 0 || logits.length % rows !== 0) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH',
+      `Expected logits of shape [T, V] with T = targets.length = ${rows}, but ${logits.length} elements is not a positive multiple of ${rows}`);
+  }
+  return logits.length / rows;
+}
+
+interface PlainCall {
+  logits: Float32Array;
+  targets: Int32Array;
+  vocab: number;
+  s: Scalars;
+}
+
+function plainCall(fn: string, logits: unknown, targets: unknown, options: object | undefined, keys: readonly string[]): PlainCall {
+  check.knownKeys(fn, options, keys);
+  const l = check.float32Array(`${fn} logits`, logits);
+  const t = check.int32Array(`${fn} targets`, targets);
+  const s = scalars(fn, (options ?? {}) as LogprobOptions);
+  const vocab = vocabOf(l, t);
+  checkTargets(`${fn} targets`, t, vocab, s.ignoreIndex);
+  return { logits: l, targets: t, vocab, s };
+}
+
+/** Runs a native call synchronously or as a Promise, turning native failures into GrpoErrors. */
+function runNative<T>(async: boolean, call: (async: boolean) => Promise<void> | undefined, result: () => T): T | Promise<T> {
+  if (!async) {
+    try {
+      call(false);
+    } catch (error) {
+      throw fromNativeError(error);
+    }
+    return result();
+  }
+  let pending: Promise<void> | undefined;
+  try {
+    pending = call(true);
+  } catch (error) {
+    return Promise.reject(fromNativeError(error));
+  }
+  return (pending as Promise<void>).then(result, (error: unknown) => Promise.reject(fromNativeError(error)));
+}
+
+function forward(async: boolean, logits: unknown, targets: unknown, options?: LogprobOptions) {
+  const c = plainCall('logprobs', logits, targets, options, PLAIN_KEYS);
+  const rows = c.targets.length;
+  const logp = new Float32Array(rows); // [T]
+  const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
+  return runNative(async,
+    (a) => native().logprobForward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, logp, entropy, a),
+    (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
+}
+
+/**
+ * Log-probabilities of `targets` under softmax(logits / temperature), computed off the event loop.
+ * @param logits [T, V] float32; -Infinity marks a masked token; NaN / +Infinity are rejected.
+ * @param targets [T] token ids in [0, V), or `ignoreIndex`.
+ */
+export function logprobs(logits: Float32Array, targets: Int32Array, options?: LogprobOptions): Promise<LogprobResult> {
+  try {
+    return forward(true, logits, targets, options) as Promise<LogprobResult>;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Synchronous {@link logprobs}: blocks the calling thread; for small inputs. */
+export function logprobsSync(logits: Float32Array, targets: Int32Array, options?: LogprobOptions): LogprobResult {
+  return forward(false, logits, targets, options) as LogprobResult;
+}
+
+function backward(async: boolean, logits: unknown, targets: unknown, gradLogp: unknown, options?: LogprobBackwardOptions) {
+  const c = plainCall('logprobsBackward', logits, targets, options, BACKWARD_KEYS);
+  const rows = c.targets.length;
+  const g = check.float32Array('logprobsBackward gradLogp', gradLogp);
+  check.length('logprobsBackward gradLogp', g, rows, `[T] = [${rows}]`);
+  const gEntropy = options?.gradEntropy === undefined ? null : check.float32Array('logprobsBackward gradEntropy', options.gradEntropy);
+  if (gEntropy) check.length('logprobsBackward gradEntropy', gEntropy, rows, `[T] = [${rows}]`);
+  const out = options?.out === undefined ? new Float32Array(c.logits.length) : check.float32Array('logprobsBackward out', options.out);
+  check.length('logprobsBackward out', out, c.logits.length, `[T, V] = [${rows}, ${c.vocab}]`);
+  return runNative(async,
+    (a) => native().logprobBackward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, g, gEntropy, out, a),
+    () => out);
+}
+
+/**
+ * Gradient of a loss with respect to the logits, given its gradient with respect to logp
+ * (and to the entropy). Returns gradLogits [T, V]; pass `out: logits` to overwrite the logits in place.
+ */
+export function logprobsBackward(
+  logits: Float32Array, targets: Int32Array, gradLogp: Float32Array, options?: LogprobBackwardOptions,
+): Promise<Float32Array> {
+  try {
+    return backward(true, logits, targets, gradLogp, options) as Promise<Float32Array>;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Synchronous {@link logprobsBackward}. */
+export function logprobsBackwardSync(
+  logits: Float32Array, targets: Int32Array, gradLogp: Float32Array, options?: LogprobBackwardOptions,
+): Float32Array {
+  return backward(false, logits, targets, gradLogp, options) as Float32Array;
+}
+
+interface LinearCall {
+  hidden: Float32Array;
+  weight: Float32Array;
+  bias: Float32Array | null;
+  targets: Int32Array;
+  hiddenSize: number;
+  vocab: number;
+  chunkSize: number;
+  chunkVocab: number;
+  s: Scalars;
+}
+
+function linearCall(fn: string, hidden: unknown, weight: unknown, targets: unknown, options: LinearLogprobOptions | undefined,
+  keys: readonly string[]): LinearCall {
+  check.knownKeys(fn, options, keys);
+  const h = check.float32Array(`${fn} hidden`, hidden);
+  const w = check.float32Array(`${fn} weight`, weight);
+  const t = check.int32Array(`${fn} targets`, targets);
+  const o = options ?? {};
+  const s = scalars(fn, o);
+  const rows = t.length;
+  const hiddenSize = rows > 0 ? h.length / rows : 0;
+  if (rows === 0 ? h.length !== 0 : !Number.isInteger(hiddenSize) || hiddenSize < 1) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} hidden of shape [T, H] with T = ${rows}, but ${h.length} elements is not a positive multiple of ${rows}`);
+  }
+  const H = rows > 0 ? hiddenSize : Math.max(1, w.length);
+  if (w.length === 0 || w.length % H !== 0) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} weight of shape [V, H] with H = ${H}, but ${w.length} elements is not a positive multiple of ${H}`);
+  }
+  const vocab = w.length / H;
+  const bias = o.bias === undefined ? null : check.float32Array(`${fn} bias`, o.bias);
+  if (bias) check.length(`${fn} bias`, bias, vocab, `[V] = [${vocab}]`);
+  checkTargets(`${fn} targets`, t, vocab, s.ignoreIndex);
+  const chunkSize = check.integer(`${fn} chunkSize`, o.chunkSize ?? DEFAULTS.chunkSize, 1);
+  const chunkVocab = check.integer(`${fn} chunkVocab`, o.chunkVocab ?? DEFAULTS.chunkVocab, 1);
+  return { hidden: h, weight: w, bias, targets: t, hiddenSize: H, vocab, chunkSize, chunkVocab, s };
+}
+
+function linearForward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, options?: LinearLogprobOptions) {
+  const c = linearCall('linearLogprobs', hidden, weight, targets, options, LINEAR_KEYS);
+  const rows = c.targets.length;
+  const logp = new Float32Array(rows); // [T]
+  const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
+  return runNative(async,
+    (a) => native().linearLogprobForward(c.hidden, c.weight, c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex,
+      c.chunkSize, c.chunkVocab, logp, entropy, null, a),
+    (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
+}
+
+/**
+ * The same result as `logprobs(hidden · weightᵀ + bias, targets)`, computed tile by tile with an
+ * online log-sum-exp so that no buffer larger than chunkSize × chunkVocab floats exists.
+ * @param hidden [T, H]  @param weight [V, H]  @param targets [T]
+ */
+export function linearLogprobs(
+  hidden: Float32Array, weight: Float32Array, targets: Int32Array, options?: LinearLogprobOptions,
+): Promise<LogprobResult> {
+  try {
+    return linearForward(true, hidden, weight, targets, options) as Promise<LogprobResult>;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Synchronous {@link linearLogprobs}. */
+export function linearLogprobsSync(
+  hidden: Float32Array, weight: Float32Array, targets: Int32Array, options?: LinearLogprobOptions,
+): LogprobResult {
+  return linearForward(false, hidden, weight, targets, options) as LogprobResult;
+}
+
+function gradBuffer(fn: string, name: string, given: Float32Array | undefined, size: number, shape: string): Float32Array {
+  if (given === undefined) return new Float32Array(size);
+  const buffer = check.float32Array(`${fn} ${name}`, given);
+  check.length(`${fn} ${name}`, buffer, size, shape);
+  return buffer;
+}
+
+function linearBackward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, gradLogp: unknown,
+  options?: LinearLogprobBackwardOptions) {
+  const fn = 'linearLogprobsBackward';
+  const c = linearCall(fn, hidden, weight, targets, options, LINEAR_BACKWARD_KEYS);
+  const rows = c.targets.length;
+  const o = options ?? {};
+  const g = check.float32Array(`${fn} gradLogp`, gradLogp);
+  check.length(`${fn} gradLogp`, g, rows, `[T] = [${rows}]`);
+  const gEntropy = o.gradEntropy === undefined ? null : check.float32Array(`${fn} gradEntropy`, o.gradEntropy);
+  if (gEntropy) check.length(`${fn} gradEntropy`, gEntropy, rows, `[T] = [${rows}]`);
+  const accumulate = check.boolean(`${fn} accumulate`, o.accumulate ?? false);
+  const grads: LinearLogprobGradients = {
+    gradHidden: gradBuffer(fn, 'gradHidden', o.gradHidden, rows * c.hiddenSize, `[T, H] = [${rows}, ${c.hiddenSize}]`),
+    gradWeight: gradBuffer(fn, 'gradWeight', o.gradWeight, c.weight.length, `[V, H] = [${c.vocab}, ${c.hiddenSize}]`),
+  };
+  if (c.bias) grads.gradBias = gradBuffer(fn, 'gradBias', o.gradBias, c.vocab, `[V] = [${c.vocab}]`);
+  return runNative(async,
+    (a) => native().linearLogprobBackward(c.hidden, c.weight, c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex,
+      c.chunkSize, c.chunkVocab, g, gEntropy, grads.gradHidden, grads.gradWeight, grads.gradBias ?? null, accumulate, a),
+    () => grads);
+}
+
+/** Gradients of a loss through the fused LM head given d(loss)/d(logp) [T] (and d/d(entropy)). */
+export function linearLogprobsBackward(
+  hidden: Float32Array, weight: Float32Array, targets: Int32Array, gradLogp: Float32Array, options?: LinearLogprobBackwardOptions,
+): Promise<LinearLogprobGradients> {
+  try {
+    return linearBackward(true, hidden, weight, targets, gradLogp, options) as Promise<LinearLogprobGradients>;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Synchronous {@link linearLogprobsBackward}. */
+export function linearLogprobsBackwardSync(
+  hidden: Float32Array, weight: Float32Array, targets: Int32Array, gradLogp: Float32Array, options?: LinearLogprobBackwardOptions,
+): LinearLogprobGradients {
+  return linearBackward(false, hidden, weight, targets, gradLogp, options) as LinearLogprobGradients;
+}

@@ -1,0 +1,32 @@
+// The raw shape of the addon's exports (native/addon/*.cc), hand-typed next to the loader.
+// Arrays are passed zero-copy; outputs are allocated by the TS layer. `async` = true returns a
+// Promise that settles when the kernel has run on a worker thread.
+
+type F32 = Float32Array;
+type I32 = Int32Array;
+type Done = Promise<void> | undefined;
+
+export interface NativeBinding {
+  setThreads(threads: number): void;
+  getThreads(): number;
+  cpuPath(): 'avx512' | 'avx2' | 'generic';
+
+  logprobForward(
+    logits: F32, targets: I32, vocab: number, temperature: number, ignoreIndex: number,
+    logp: F32, entropy: F32 | null, async: boolean,
+  ): Done;
+  logprobBackward(
+    logits: F32, targets: I32, vocab: number, temperature: number, ignoreIndex: number,
+    gradLogp: F32, gradEntropy: F32 | null, gradLogits: F32, async: boolean,
+  ): Done;
+  linearLogprobForward(
+    hidden: F32, weight: F32, bias: F32 | null, targets: I32, hiddenSize: number, temperature: number,
+    ignoreIndex: number, chunkRows: number, chunkVocab: number, logp: F32, entropy: F32 | null, lse: F32 | null,
+    async: boolean,
+  ): Done;
+  linearLogprobBackward(
+    hidden: F32, weight: F32, bias: F32 | null, targets: I32, hiddenSize: number, temperature: number,
+    ignoreIndex: number, chunkRows: number, chunkVocab: number, gradLogp: F32, gradEntropy: F32 | null,
+    gradHidden: F32, gradWeight: F32, gradBias: F32 | null, accumulate: boolean, async: boolean,
+  ): Done;
+}

@@ -1,0 +1,14 @@
+// The N-API module: glue only. Math lives in native/kernels behind the C ABI.
+#include "registry.h"
+
+namespace {
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  grpo::addon::register_runtime(env, exports);
+  grpo::addon::register_logprob(env, exports);
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(grpo_native, init)

@@ -1,0 +1,129 @@
+// Bindings of the log-prob kernels. Outputs are caller-allocated typed arrays (lib/kernels/logprob.ts).
+#include "grpo/logprob.h"
+#include "napi_util.h"
+#include "registry.h"
+
+namespace grpo::addon {
+
+namespace {
+
+// (logits, targets, vocab, temperature, ignoreIndex, logp, entropy|null, async)
+Napi::Value logprob_forward(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto logits = view_arg<float>(info, 0, "logits");
+  auto targets = view_arg<int32_t>(info, 1, "targets");
+  const int64_t vocab = int_arg(info, 2, "vocab"), rows = targets.length;
+  grpo_logprob_options options{static_cast<float>(number_arg(info, 3, "temperature")),
+                               static_cast<int32_t>(int_arg(info, 4, "ignoreIndex"))};
+  auto logp = view_arg<float>(info, 5, "logp");
+  auto entropy = view_arg<float>(info, 6, "entropy", true);
+  expect_length(env, logits, rows * vocab, "logits");
+  expect_length(env, logp, rows, "logp");
+  if (entropy.data) expect_length(env, entropy, rows, "entropy");
+  return dispatch(info, bool_arg(info, 7, "async"),
+                  [=] { return grpo_logprob_forward(logits.data, targets.data, rows, vocab, &options, logp.data, entropy.data); },
+                  {info[0], info[1], info[5], info[6]});
+}
+
+// (logits, targets, vocab, temperature, ignoreIndex, gradLogp, gradEntropy|null, gradLogits, async)
+Napi::Value logprob_backward(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto logits = view_arg<float>(info, 0, "logits");
+  auto targets = view_arg<int32_t>(info, 1, "targets");
+  const int64_t vocab = int_arg(info, 2, "vocab"), rows = targets.length;
+  grpo_logprob_options options{static_cast<float>(number_arg(info, 3, "temperature")),
+                               static_cast<int32_t>(int_arg(info, 4, "ignoreIndex"))};
+  auto grad_logp = view_arg<float>(info, 5, "gradLogp");
+  auto grad_entropy = view_arg<float>(info, 6, "gradEntropy", true);
+  auto grad_logits = view_arg<float>(info, 7, "gradLogits");
+  expect_length(env, logits, rows * vocab, "logits");
+  expect_length(env, grad_logp, rows, "gradLogp");
+  if (grad_entropy.data) expect_length(env, grad_entropy, rows, "gradEntropy");
+  expect_length(env, grad_logits, rows * vocab, "gradLogits");
+  return dispatch(info, bool_arg(info, 8, "async"),
+                  [=] {
+                    return grpo_logprob_backward(logits.data, targets.data, rows, vocab, &options, grad_logp.data,
+                                                 grad_entropy.data, grad_logits.data);
+                  },
+                  {info[0], info[1], info[5], info[6], info[7]});
+}
+
+struct LinearArgs {
+  View<float> hidden, weight, bias;
+  View<int32_t> targets;
+  int64_t rows, hidden_size, vocab;
+  grpo_linear_logprob_options options;
+};
+
+// (hidden, weight, bias|null, targets, hiddenSize, temperature, ignoreIndex, chunkRows, chunkVocab, ...)
+LinearArgs linear_args(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  LinearArgs a;
+  a.hidden = view_arg<float>(info, 0, "hidden");
+  a.weight = view_arg<float>(info, 1, "weight");
+  a.bias = view_arg<float>(info, 2, "bias", true);
+  a.targets = view_arg<int32_t>(info, 3, "targets");
+  a.hidden_size = int_arg(info, 4, "hiddenSize");
+  a.options = {static_cast<float>(number_arg(info, 5, "temperature")), static_cast<int32_t>(int_arg(info, 6, "ignoreIndex")),
+               int_arg(info, 7, "chunkRows"), int_arg(info, 8, "chunkVocab")};
+  a.rows = a.targets.length;
+  if (a.hidden_size < 1 || a.weight.length % a.hidden_size != 0)
+    throw_status(env, GRPO_ERR_SHAPE, "weight length is not a multiple of hiddenSize");
+  a.vocab = a.weight.length / a.hidden_size;
+  expect_length(env, a.hidden, a.rows * a.hidden_size, "hidden");
+  if (a.bias.data) expect_length(env, a.bias, a.vocab, "bias");
+  return a;
+}
+
+// (..., logp, entropy|null, lse|null, async)
+Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const LinearArgs a = linear_args(info);
+  auto logp = view_arg<float>(info, 9, "logp");
+  auto entropy = view_arg<float>(info, 10, "entropy", true);
+  auto lse = view_arg<float>(info, 11, "lse", true);
+  expect_length(env, logp, a.rows, "logp");
+  if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
+  if (lse.data) expect_length(env, lse, a.rows, "lse");
+  return dispatch(info, bool_arg(info, 12, "async"),
+                  [=] {
+                    return grpo_linear_logprob_forward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
+                                                       a.hidden_size, a.vocab, &a.options, logp.data, entropy.data, lse.data);
+                  },
+                  {info[0], info[1], info[2], info[3], info[9], info[10], info[11]});
+}
+
+// (..., gradLogp, gradEntropy|null, gradHidden, gradWeight, gradBias|null, accumulate, async)
+Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const LinearArgs a = linear_args(info);
+  auto grad_logp = view_arg<float>(info, 9, "gradLogp");
+  auto grad_entropy = view_arg<float>(info, 10, "gradEntropy", true);
+  auto grad_hidden = view_arg<float>(info, 11, "gradHidden");
+  auto grad_weight = view_arg<float>(info, 12, "gradWeight");
+  auto grad_bias = view_arg<float>(info, 13, "gradBias", true);
+  const bool accumulate = bool_arg(info, 14, "accumulate");
+  expect_length(env, grad_logp, a.rows, "gradLogp");
+  if (grad_entropy.data) expect_length(env, grad_entropy, a.rows, "gradEntropy");
+  expect_length(env, grad_hidden, a.rows * a.hidden_size, "gradHidden");
+  expect_length(env, grad_weight, a.vocab * a.hidden_size, "gradWeight");
+  if (grad_bias.data) expect_length(env, grad_bias, a.vocab, "gradBias");
+  return dispatch(info, bool_arg(info, 15, "async"),
+                  [=] {
+                    return grpo_linear_logprob_backward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
+                                                        a.hidden_size, a.vocab, &a.options, grad_logp.data, grad_entropy.data,
+                                                        grad_hidden.data, grad_weight.data, grad_bias.data, accumulate);
+                  },
+                  {info[0], info[1], info[2], info[3], info[9], info[10], info[11], info[12], info[13]});
+}
+
+}  // namespace
+
+void register_logprob(Napi::Env env, Napi::Object exports) {
+  exports.Set("logprobForward", Napi::Function::New(env, logprob_forward));
+  exports.Set("logprobBackward", Napi::Function::New(env, logprob_backward));
+  exports.Set("linearLogprobForward", Napi::Function::New(env, linear_logprob_forward));
+  exports.Set("linearLogprobBackward", Napi::Function::New(env, linear_logprob_backward));
+}
+
+}  // namespace grpo::addon

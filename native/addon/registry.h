@@ -1,0 +1,11 @@
+// Each kernel family's binding file exports one register_* function; addon.cc calls them all.
+#pragma once
+
+#include <napi.h>
+
+namespace grpo::addon {
+
+void register_runtime(Napi::Env env, Napi::Object exports);
+void register_logprob(Napi::Env env, Napi::Object exports);
+
+}  // namespace grpo::addon

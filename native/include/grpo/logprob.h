@@ -1,0 +1,59 @@
+/* Log-prob scoring: log-softmax(logits / temperature) gathered at target tokens, entropy, backward.
+ *
+ * Shapes (row-major):  logits [rows, vocab]   targets [rows]   logp, entropy [rows]
+ * Rows whose target equals ignore_index give logp = entropy = 0 and a zero gradient.
+ * -Infinity logits are masked tokens; NaN or +Infinity is GRPO_ERR_NON_FINITE.
+ */
+#ifndef GRPO_LOGPROB_H
+#define GRPO_LOGPROB_H
+
+#include "grpo/grpo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct grpo_logprob_options {
+  float temperature;    /* > 0; logits are divided by it (TRL semantics) */
+  int32_t ignore_index; /* target value meaning "no token here", e.g. -100 */
+} grpo_logprob_options;
+
+/* entropy may be NULL (not computed). */
+grpo_status grpo_logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                 const grpo_logprob_options* options, float* logp, float* entropy);
+
+/* grad_logits [rows, vocab] = d(loss)/d(logits) given grad_logp [rows] and, optionally, grad_entropy [rows].
+ * grad_logits may alias logits (in-place backward: the logits are overwritten by their gradient). */
+grpo_status grpo_logprob_backward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                  const grpo_logprob_options* options, const float* grad_logp,
+                                  const float* grad_entropy, float* grad_logits);
+
+/* Fused LM head: logits = hidden · weightᵀ (+ bias), never materialised beyond one
+ * [chunk_rows, chunk_vocab] tile; the log-sum-exp is accumulated online across vocab tiles.
+ * Shapes: hidden [rows, hidden_size]   weight [vocab, hidden_size]   bias [vocab] or NULL. */
+typedef struct grpo_linear_logprob_options {
+  float temperature;
+  int32_t ignore_index;
+  int64_t chunk_rows;  /* rows per tile; 0 = default */
+  int64_t chunk_vocab; /* vocab entries per tile; 0 = default */
+} grpo_linear_logprob_options;
+
+/* logp [rows]; entropy [rows] or NULL; lse [rows] or NULL (log-sum-exp of logits/temperature, to reuse in backward). */
+grpo_status grpo_linear_logprob_forward(const float* hidden, const float* weight, const float* bias,
+                                        const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                        const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                        float* lse);
+
+/* grad_hidden [rows, hidden_size], grad_weight [vocab, hidden_size], grad_bias [vocab] or NULL are overwritten
+ * (or added to when accumulate != 0). grad_entropy may be NULL. */
+grpo_status grpo_linear_logprob_backward(const float* hidden, const float* weight, const float* bias,
+                                         const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                         const grpo_linear_logprob_options* options, const float* grad_logp,
+                                         const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                         float* grad_bias, int accumulate);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRPO_LOGPROB_H */

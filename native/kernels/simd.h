@@ -1,0 +1,57 @@
+// Run-time SIMD dispatch and vectorisable math shared by the CPU kernels.
+//
+// Hot loops are written as plain C++ over fixed groups of kLanes floats (one accumulator
+// per lane), which GCC and Clang vectorise. GRPO_CLONES compiles a function three times
+// (AVX-512, AVX2+FMA, baseline x86-64) and picks one at load time (ifunc), so a prebuilt
+// binary runs on any x86-64 CPU and still uses the wide units where they exist.
+// Summation order is fixed by the lane layout, never by the thread count.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && !defined(GRPO_NO_CLONES)
+#define GRPO_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define GRPO_CLONES
+#endif
+
+#define GRPO_INLINE inline __attribute__((always_inline))
+
+namespace grpo::simd {
+
+constexpr int kLanes = 16;  // one AVX-512 register of floats; two AVX2 registers
+
+// Below this argument expf underflows to 0 (e^-103.97 is under the smallest denormal).
+constexpr float kExpUnderflow = -103.9f;
+
+GRPO_INLINE float bits_to_float(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+// e^x for x <= 0 (arguments of softmax after subtracting the row max), about 2 ulp.
+// Cody–Waite range reduction x = n·ln2 + r, |r| <= ln2/2, then a degree-6 polynomial;
+// branch-free so it vectorises. Returns exactly 0 for x < -87.3 (and for -Infinity).
+GRPO_INLINE float exp_nonpositive(float x) {
+  const float clamped = x < -87.3f ? -87.3f : x;
+  // Adding 1.5·2^23 rounds to the nearest integer in float arithmetic (vectorises, unlike roundf).
+  const float n = (clamped * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = clamped - n * 0.693145751953125f;
+  r = r - n * 1.428606765330187e-06f;
+  float p = 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const float scale = bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  return x < -87.3f ? 0.0f : p * scale;
+}
+
+// Largest finite-or-(-inf) value of x[0, n); `bad` is set when x holds NaN or +Infinity.
+float max_checked(const float* x, int64_t n, bool* bad);
+
+}  // namespace grpo::simd
