@@ -10,6 +10,10 @@ export interface NativeBinding {
   setThreads(threads: number): void;
   getThreads(): number;
   cpuPath(): 'avx512' | 'avx2' | 'generic';
+  /** Seconds to stream `data` once through the pool (memory-read roof probe). */
+  probeRead(data: F32): number;
+  /** FMA roof probe: 12 independent FMA chains per thread for `iterations` rounds. */
+  probeFma(iterations: number): { seconds: number; flops: number };
 
   logprobForward(
     logits: F32, targets: I32, vocab: number, temperature: number, ignoreIndex: number,
