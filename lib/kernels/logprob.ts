@@ -1,8 +1,9 @@
 // Log-prob scoring: log-softmax(logits / temperature) gathered at targets, entropy, backward,
 // and the fused LM-head form that never materialises [tokens × vocab] logits.
 import { native } from '../binding.js';
-import { fromNativeError, GrpoError } from '../errors.js';
+import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
+import { rejectOnThrow, runNative } from './native-call.js';
 
 /** Options of {@link logprobs}. */
 export interface LogprobOptions {
@@ -119,25 +120,6 @@ function plainCall(fn: string, logits: unknown, targets: unknown, options: objec
   return { logits: l, targets: t, vocab, s };
 }
 
-/** Runs a native call synchronously or as a Promise, turning native failures into GrpoErrors. */
-function runNative<T>(async: boolean, call: (async: boolean) => Promise<void> | undefined, result: () => T): T | Promise<T> {
-  if (!async) {
-    try {
-      call(false);
-    } catch (error) {
-      throw fromNativeError(error);
-    }
-    return result();
-  }
-  let pending: Promise<void> | undefined;
-  try {
-    pending = call(true);
-  } catch (error) {
-    return Promise.reject(fromNativeError(error));
-  }
-  return (pending as Promise<void>).then(result, (error: unknown) => Promise.reject(fromNativeError(error)));
-}
-
 function forward(async: boolean, logits: unknown, targets: unknown, options?: LogprobOptions) {
   const c = plainCall('logprobs', logits, targets, options, PLAIN_KEYS);
   const rows = c.targets.length;
@@ -154,11 +136,7 @@ function forward(async: boolean, logits: unknown, targets: unknown, options?: Lo
  * @param targets [T] token ids in [0, V), or `ignoreIndex`.
  */
 export function logprobs(logits: Float32Array, targets: Int32Array, options?: LogprobOptions): Promise<LogprobResult> {
-  try {
-    return forward(true, logits, targets, options) as Promise<LogprobResult>;
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  return rejectOnThrow(() => forward(true, logits, targets, options) as Promise<LogprobResult>);
 }
 
 /** Synchronous {@link logprobs}: blocks the calling thread; for small inputs. */
@@ -187,11 +165,7 @@ function backward(async: boolean, logits: unknown, targets: unknown, gradLogp: u
 export function logprobsBackward(
   logits: Float32Array, targets: Int32Array, gradLogp: Float32Array, options?: LogprobBackwardOptions,
 ): Promise<Float32Array> {
-  try {
-    return backward(true, logits, targets, gradLogp, options) as Promise<Float32Array>;
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  return rejectOnThrow(() => backward(true, logits, targets, gradLogp, options) as Promise<Float32Array>);
 }
 
 /** Synchronous {@link logprobsBackward}. */
@@ -258,11 +232,7 @@ function linearForward(async: boolean, hidden: unknown, weight: unknown, targets
 export function linearLogprobs(
   hidden: Float32Array, weight: Float32Array, targets: Int32Array, options?: LinearLogprobOptions,
 ): Promise<LogprobResult> {
-  try {
-    return linearForward(true, hidden, weight, targets, options) as Promise<LogprobResult>;
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  return rejectOnThrow(() => linearForward(true, hidden, weight, targets, options) as Promise<LogprobResult>);
 }
 
 /** Synchronous {@link linearLogprobs}. */
@@ -305,11 +275,7 @@ function linearBackward(async: boolean, hidden: unknown, weight: unknown, target
 export function linearLogprobsBackward(
   hidden: Float32Array, weight: Float32Array, targets: Int32Array, gradLogp: Float32Array, options?: LinearLogprobBackwardOptions,
 ): Promise<LinearLogprobGradients> {
-  try {
-    return linearBackward(true, hidden, weight, targets, gradLogp, options) as Promise<LinearLogprobGradients>;
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  return rejectOnThrow(() => linearBackward(true, hidden, weight, targets, gradLogp, options) as Promise<LinearLogprobGradients>);
 }
 
 /** Synchronous {@link linearLogprobsBackward}. */
