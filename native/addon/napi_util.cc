@@ -39,7 +39,8 @@ class KernelWorker : public Napi::AsyncWorker {
  public:
   KernelWorker(Napi::Env env, std::function<grpo_status()> kernel, std::vector<Napi::Value> keep_alive)
       : Napi::AsyncWorker(env, "grpo-native kernel"), kernel_(std::move(kernel)), deferred_(Napi::Promise::Deferred::New(env)) {
-    for (auto& value : keep_alive) refs_.push_back(Napi::Persistent(value));
+    for (auto& value : keep_alive)
+      if (value.IsObject()) refs_.push_back(Napi::Persistent(value));  // null/undefined need no reference
   }
 
   Napi::Promise promise() { return deferred_.Promise(); }

@@ -1,0 +1,174 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  GrpoError, linearLogprobs, linearLogprobsBackwardSync, linearLogprobsSync, logprobs, logprobsBackward,
+  logprobsBackwardSync, logprobsSync, setThreads, getThreads,
+} from '../lib/index.js';
+import { linearLogitsReference, logprobsBackwardReference, logprobsReference } from '../lib/reference/logprob.js';
+import { expectClose } from './helpers/close.js';
+import { randomInts, randomNormal } from './helpers/random.js';
+
+const defaultThreads = getThreads();
+afterEach(() => setThreads(defaultThreads));
+
+function problem(rows: number, vocab: number, scale: number, seed: number) {
+  const logits = randomNormal(rows * vocab, scale, seed); // [T, V]
+  const targets = randomInts(rows, vocab, seed + 1); // [T]
+  return { logits, targets };
+}
+
+describe('logprobs forward matches the float64 reference', () => {
+  const cases: Array<[number, number, number, number]> = [
+    [0, 5, 1, 1], [1, 1, 1, 2], [7, 33, 3, 3], [64, 1000, 10, 4], [2, 151936, 2, 5], [3, 32768, 1e4, 6],
+  ];
+  it.each(cases)('T=%i V=%i scale=%d', (rows, vocab, scale, seed) => {
+    const { logits, targets } = problem(rows, vocab, scale, seed);
+    for (const temperature of [1, 0.7]) {
+      const out = logprobsSync(logits, targets, { temperature, entropy: true });
+      const ref = logprobsReference(logits, targets, temperature);
+      const atol = scale >= 1e4 ? 2e-3 : 2e-5; // float32 logits of 1e4 carry ±5e-4 of rounding
+      expectClose(out.logp, ref.logp, { atol, rtol: 2e-5 });
+      expectClose(out.entropy!, ref.entropy, { atol, rtol: 2e-5 });
+    }
+  });
+
+  it('TRL selective_log_softmax fixture: [2,1,0] token 0 at T=1 and T=0.7', () => {
+    const logits = new Float32Array([2, 1, 0]);
+    const targets = new Int32Array([0]);
+    expect(logprobsSync(logits, targets).logp[0]).toBeCloseTo(-0.407606, 6);
+    expect(logprobsSync(logits, targets, { temperature: 0.7 }).logp[0]).toBeCloseTo(-0.2601184, 6);
+  });
+
+  it('masked (-Infinity) entries get zero probability, ignored rows give 0', () => {
+    const logits = new Float32Array([0, -Infinity, 0, 5, 5, 5]);
+    const targets = new Int32Array([2, -100]);
+    const out = logprobsSync(logits, targets, { entropy: true });
+    expect(out.logp[0]).toBeCloseTo(Math.log(0.5), 6);
+    expect(out.entropy![0]).toBeCloseTo(Math.log(2), 6);
+    expect(out.logp[1]).toBe(0);
+    expect(out.entropy![1]).toBe(0);
+  });
+
+  it('the Promise form gives the same numbers and lets the event loop run', async () => {
+    const { logits, targets } = problem(512, 32768, 1, 7);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    const pending = logprobs(logits, targets, { entropy: true });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const out = await pending;
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(0);
+    expect(out.logp).toEqual(logprobsSync(logits, targets, { entropy: true }).logp);
+  });
+});
+
+describe('logprobs backward', () => {
+  it('matches the reference, with and without entropy gradient, and in place', () => {
+    const { logits, targets } = problem(9, 517, 3, 8);
+    targets[4] = -100;
+    logits[3] = -Infinity;
+    const gradLogp = randomNormal(9, 1, 9);
+    const gradEntropy = randomNormal(9, 1, 10);
+    for (const temperature of [1, 1.3]) {
+      const ref = logprobsBackwardReference(logits, targets, gradLogp, gradEntropy, temperature);
+      expectClose(logprobsBackwardSync(logits, targets, gradLogp, { gradEntropy, temperature }), ref, { atol: 1e-6, rtol: 1e-4 });
+    }
+    const refPlain = logprobsBackwardReference(logits, targets, gradLogp);
+    const inPlace = logits.slice();
+    const out = logprobsBackwardSync(inPlace, targets, gradLogp, { out: inPlace });
+    expect(out).toBe(inPlace);
+    expectClose(out, refPlain, { atol: 1e-6, rtol: 1e-4 });
+  });
+
+  it('agrees with central finite differences of the float64 forward', async () => {
+    const rows = 3, vocab = 6, temperature = 0.8;
+    const { logits, targets } = problem(rows, vocab, 2, 11);
+    const gradLogp = randomNormal(rows, 1, 12);
+    const gradEntropy = randomNormal(rows, 1, 13);
+    const loss = (x: Float32Array) => {
+      const r = logprobsReference(x, targets, temperature);
+      let total = 0;
+      for (let t = 0; t < rows; t++) total += gradLogp[t] * r.logp[t] + gradEntropy[t] * r.entropy[t];
+      return total;
+    };
+    const analytic = await logprobsBackward(logits, targets, gradLogp, { gradEntropy, temperature });
+    const eps = 1e-3;
+    const numeric = Array.from(logits, (_, i) => {
+      const plus = logits.slice(); plus[i] += eps;
+      const minus = logits.slice(); minus[i] -= eps;
+      return (loss(plus) - loss(minus)) / (plus[i] - minus[i]);
+    });
+    expectClose(analytic, numeric, { atol: 1e-4, rtol: 1e-3 });
+  });
+});
+
+describe('fused linear log-probs', () => {
+  const rows = 37, size = 48, vocab = 1000;
+  const hidden = randomNormal(rows * size, 1, 20); // [T, H]
+  const weight = randomNormal(vocab * size, 0.3, 21); // [V, H]
+  const bias = randomNormal(vocab, 0.1, 22); // [V]
+  const targets = randomInts(rows, vocab, 23);
+  targets[5] = -100;
+
+  it('equals logprobs(hidden · weightᵀ + bias) for several tile sizes', async () => {
+    const logits = linearLogitsReference(hidden, weight, rows, bias);
+    const plain = logprobsSync(logits, targets, { entropy: true, temperature: 0.9 });
+    for (const [chunkSize, chunkVocab] of [[1, 7], [8, 256], [256, 4096]]) {
+      const fused = await linearLogprobs(hidden, weight, targets, { bias, entropy: true, temperature: 0.9, chunkSize, chunkVocab });
+      expectClose(fused.logp, plain.logp, { atol: 1e-4, rtol: 1e-4 });
+      expectClose(fused.entropy!, plain.entropy!, { atol: 1e-4, rtol: 1e-4 });
+    }
+  });
+
+  it('backward equals the unfused chain rule and central finite differences', () => {
+    const logits = linearLogitsReference(hidden, weight, rows, bias);
+    const gradLogp = randomNormal(rows, 1, 24);
+    const gradLogits = logprobsBackwardSync(logits, targets, gradLogp);
+    const expectedHidden = new Float64Array(rows * size);
+    for (let t = 0; t < rows; t++)
+      for (let v = 0; v < vocab; v++)
+        for (let k = 0; k < size; k++) expectedHidden[t * size + k] += gradLogits[t * vocab + v] * weight[v * size + k];
+    const grads = linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { bias, chunkSize: 8, chunkVocab: 300 });
+    expectClose(grads.gradHidden, expectedHidden, { atol: 1e-4, rtol: 1e-3 });
+    const fd = (index: number) => {
+      const eps = 1e-2;
+      const plus = weight.slice(); plus[index] += eps;
+      const minus = weight.slice(); minus[index] -= eps;
+      const value = (w: Float32Array) => logprobsReference(linearLogitsReference(hidden, w, rows, bias), targets).logp
+        .reduce((sum, lp, t) => sum + gradLogp[t] * lp, 0);
+      return (value(plus) - value(minus)) / (plus[index] - minus[index]);
+    };
+    for (const index of [0, 17, 5000, vocab * size - 1]) expect(grads.gradWeight[index]).toBeCloseTo(fd(index), 3);
+  });
+
+  it('accumulate adds into the caller buffers', () => {
+    const gradLogp = randomNormal(rows, 1, 25);
+    const once = linearLogprobsBackwardSync(hidden, weight, targets, gradLogp);
+    const twice = linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, {
+      accumulate: true, gradHidden: once.gradHidden.slice(), gradWeight: once.gradWeight.slice(),
+    });
+    expectClose(twice.gradWeight, once.gradWeight.map((g) => 2 * g), { atol: 1e-6, rtol: 1e-5 });
+  });
+});
+
+describe('determinism', () => {
+  it('outputs are bitwise equal for 1 and 2 threads', () => {
+    const { logits, targets } = problem(300, 4099, 3, 30);
+    const hidden = randomNormal(70 * 64, 1, 31);
+    const weight = randomNormal(3000 * 64, 0.2, 32);
+    const fusedTargets = randomInts(70, 3000, 33);
+    const run = () => ({
+      forward: logprobsSync(logits, targets, { entropy: true }),
+      backward: logprobsBackwardSync(logits, targets, randomNormal(300, 1, 34)),
+      fused: linearLogprobsBackwardSync(hidden, weight, fusedTargets, randomNormal(70, 1, 35), { chunkSize: 16, chunkVocab: 512 }),
+    });
+    setThreads(1);
+    const one = run();
+    setThreads(2);
+    const two = run();
+    expect(Buffer.from(two.forward.logp.buffer).equals(Buffer.from(one.forward.logp.buffer))).toBe(true);
+    expect(Buffer.from(two.forward.entropy!.buffer).equals(Buffer.from(one.forward.entropy!.buffer))).toBe(true);
+    expect(Buffer.from(two.backward.buffer).equals(Buffer.from(one.backward.buffer))).toBe(true);
+    expect(Buffer.from(two.fused.gradWeight.buffer).equals(Buffer.from(one.fused.gradWeight.buffer))).toBe(true);
+    expect(Buffer.from(two.fused.gradHidden.buffer).equals(Buffer.from(one.fused.gradHidden.buffer))).toBe(true);
+  });
+});
