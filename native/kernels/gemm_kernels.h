@@ -1,0 +1,37 @@
+// Internal to the GEMM: the register-tile micro-kernels and the driver that runs any of them.
+// Each micro-kernel multiplies one packed A micro-panel [kc, mr] by one packed B micro-panel
+// [kc, nr], summing k = 0 .. kc-1 in order from zero, and writes
+//   C[0:rows, 0:cols] = alpha · acc + beta · C        (beta == 0 ignores C)
+// Kernels with `edges` handle rows < mr and cols < nr themselves; for the others the driver
+// runs partial tiles through a scratch tile.
+// This header includes nothing from the standard library so that the SIMD translation units,
+// compiled with wider target attributes, define no std inline functions (ODR / SIGILL safety).
+#pragma once
+
+#include <stdint.h>
+
+namespace grpo::gemm_detail {
+
+using TileFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
+                        int rows, int cols);
+
+struct TileKernel {
+  const char* name;  // "avx512", "avx2" or "generic" (the grpo_cpu_path names)
+  int mr, nr;        // register tile of C: mr rows × nr columns
+  bool edges;        // handles rows < mr and cols < nr
+  TileFn run;
+};
+
+// Kernel tables per path; a path's kernel may only run where grpo_cpu_path() allows it.
+TileKernel avx512_kernel();   // 14 × 32, masked edges
+TileKernel avx2_kernel();     // 6 × 16
+TileKernel generic_kernel();  // 6 × 16, plain C++
+
+// The kernel of the best path this CPU supports.
+const TileKernel& best_kernel();
+
+// grpo::gemm with an explicit kernel (tests run every path the CPU supports).
+void gemm_with(const TileKernel& kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+               const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+}  // namespace grpo::gemm_detail
