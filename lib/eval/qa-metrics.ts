@@ -1,9 +1,9 @@
 /**
  * Multi-answer QA (ProtoQA style): count-weighted per-respondent recall@K and union recall@K of one
- * answer list per question, matched as the QA rewards match (lib/rewards/qa.ts).
+ * answer list per question, parsed and matched as the QA rewards do (lib/rewards/qa.ts).
  */
 import { GrpoError } from '../errors.js';
-import { qaRewards, type QaRecordLike } from '../rewards/qa.js';
+import { answerIndex, parseAnswers, type QaRecordLike } from '../rewards/qa.js';
 import { integer, length } from '../validate.js';
 import { ratioOf, type RequestSeries } from './bootstrap.js';
 
@@ -20,7 +20,17 @@ export interface QaMetrics {
   series: { countRecall: RequestSeries; unionRecall: RequestSeries };
 }
 
-const sumOf = (values: Float32Array) => values.reduce((sum, v) => sum + v, 0);
+/** [Σ count of the clusters hit in the first K, clusters hit], in float64 (the rewards store float32). */
+function clustersHit(text: string, record: QaRecordLike, k: number): [number, number] {
+  let counted = 0;
+  let clusters = 0;
+  for (const answer of parseAnswers(text, answerIndex(record)).slice(0, k)) {
+    if (answer.cluster < 0 || answer.duplicate) continue;
+    counted += record.answers[answer.cluster].count;
+    clusters++;
+  }
+  return [counted, clusters];
+}
 
 /**
  * Evaluates one answer list per question (answers one per line, each cluster counted once).
@@ -34,11 +44,12 @@ export function evaluateQa(completions: readonly string[], records: readonly QaR
   const unionRecall = { sum: new Float64Array(records.length), count: new Float64Array(records.length) };
   records.forEach((record, q) => {
     if (!Array.isArray(record?.answers)) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected records[${q}].answers to be an array`);
+    if (typeof completions[q] !== 'string') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected completions[${q}] to be a string`);
     if (record.answers.length === 0) return;
-    countRecall.sum[q] = sumOf(qaRewards(completions[q], record, { k, target: 'count' }).hits);
-    unionRecall.sum[q] = sumOf(qaRewards(completions[q], record, { k, target: 'union' }).hits) / record.answers.length;
-    countRecall.count[q] = record.answers.some((a) => a.count > 0) ? 1 : 0;
-    unionRecall.count[q] = 1;
+    const total = record.answers.reduce((sum, a) => sum + a.count, 0);
+    const [counted, clusters] = clustersHit(completions[q], record, k);
+    [countRecall.sum[q], countRecall.count[q]] = total > 0 ? [counted / total, 1] : [0, 0];
+    [unionRecall.sum[q], unionRecall.count[q]] = [clusters / record.answers.length, 1];
   });
   return { k, countRecall: ratioOf(countRecall), unionRecall: ratioOf(unionRecall), series: { countRecall, unionRecall } };
 }
