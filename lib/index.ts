@@ -45,3 +45,25 @@ export { verifyAnswer, resolveVerifyOptions, normalizeAnswer, VERIFY_DEFAULTS, t
 export { parseGsm8k, parseMathDataset, loadGsm8k, loadMathDataset, gsm8kFinalAnswer, packGroups, PACK_GROUPS_DEFAULTS, type MathProblem, type PackGroupsOptions } from './data/math.js';
 export { generateArithmetic, ARITHMETIC_DEFAULTS, type ArithmeticOptions, type ArithmeticProblem } from './data/arithmetic.js';
 export * from './data/index.js';
+export {
+  groupAdvantages,
+  groupAdvantagesSync,
+  rankAdvantages,
+  rankAdvantagesSync,
+  ADVANTAGE_DEFAULTS,
+  type NormalizeOptions,
+  type GroupAdvantageOptions,
+  type RankAdvantageOptions,
+  type AdvantageStats,
+  type RankAdvantageStats,
+  type AdvantageResult,
+} from './kernels/advantage.js';
+export {
+  tokenAdvantages,
+  tokenAdvantagesSync,
+  TOKEN_ADVANTAGE_DEFAULTS,
+  type LengthShaping,
+  type TokenAdvantageInput,
+  type TokenAdvantageOptions,
+  type TokenAdvantageResult,
+} from './kernels/token-advantages.js';

@@ -33,4 +33,24 @@ export interface NativeBinding {
     ignoreIndex: number, chunkRows: number, chunkVocab: number, gradLogp: F32, gradEntropy: F32 | null,
     gradHidden: F32, gradWeight: F32, gradBias: F32 | null, accumulate: boolean, async: boolean,
   ): Done;
+  groupAdvantages(
+    rewards: F32, groupSize: number, groupIds: I32 | null, numGroups: number, options: Float64Array,
+    advantages: F32, stats: Float64Array, async: boolean,
+  ): Done;
+  rankAdvantages(
+    rewards: F32, groups: number, candidates: number, ranks: number, options: Float64Array,
+    advantages: F32, stats: Float64Array, async: boolean,
+  ): Done;
+  scatterItemAdvantages(
+    itemAdvantages: F32, segments: I32, mask: Uint8Array, eosPositions: I32, cols: number, ranks: number,
+    shaping: Float64Array, out: F32, async: boolean,
+  ): Done;
+  broadcastAdvantages(
+    advantages: F32, mask: Uint8Array, truncated: Uint8Array | null, prefixEnd: I32 | null, cols: number,
+    truncation: number, out: F32, lossMask: Uint8Array, async: boolean,
+  ): Done;
+  policyLoss(
+    logp: F32, oldLogp: F32 | null, refLogp: F32 | null, advantages: F32, mask: Uint8Array, segments: I32 | null,
+    entropy: F32 | null, cols: number, options: Float64Array, gradLogp: F32, stats: Float64Array, async: boolean,
+  ): Done;
 }

@@ -6,6 +6,7 @@ namespace {
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   grpo::addon::register_runtime(env, exports);
   grpo::addon::register_logprob(env, exports);
+  grpo::addon::register_advantage(env, exports);
   return exports;
 }
 

@@ -1,0 +1,246 @@
+// Advantages: group-normalised outcome rewards (TRL / verl / OpenRLHF), rank-wise advantages
+// (Rank-GRPO, ReMaRk) and their placement on tokens. Native kernels: native/kernels/advantage*.cc.
+import { native } from '../binding.js';
+import { GrpoError } from '../errors.js';
+import * as check from '../validate.js';
+import { rejectOnThrow, runNative } from './native-call.js';
+
+/** How rewards are normalised inside a group. Every option names what it reproduces. */
+export interface NormalizeOptions {
+  /**
+   * `"group"`: (r − group mean) / (group std + ε) (TRL `"group"`, verl `norm_adv_by_std_in_grpo`);
+   * `"batch"`: group mean, std of the whole batch (TRL `"batch"`); `"none"`: r − group mean (Dr. GRPO).
+   * @defaultValue "group"
+   */
+  scale?: 'group' | 'batch' | 'none';
+  /** Added to the std (not the variance): TRL / Rank-GRPO 1e-4, verl 1e-6, OpenRLHF 1e-9. @defaultValue 1e-4 */
+  stdEpsilon?: number;
+  /**
+   * A group with fewer than two scorable rewards: `"zero"` gives A = 0 (TRL), `"raw"` uses mean 0 and
+   * std 1 (verl), `"nan"` gives NaN (torch.std of one value: Rank-GRPO, OpenRLHF). @defaultValue "zero"
+   */
+  singletonGroup?: 'zero' | 'raw' | 'nan';
+  /** NaN rewards: `"exclude"` from the statistics with A = 0 (TRL HEAD), or `"asZero"` (TRL ≤ 0.21, Rank-GRPO). @defaultValue "exclude" */
+  nanRewards?: 'exclude' | 'asZero';
+}
+
+/** Options of {@link groupAdvantages}. */
+export interface GroupAdvantageOptions extends NormalizeOptions {
+  /** Rows per group, contiguous (TRL `view(-1, G)`); ignored when `groupIds` is given. @defaultValue 8 */
+  groupSize?: number;
+  /** Group id per row [B] in [0, number of groups) (verl `uid`): any order, any group sizes. @defaultValue none */
+  groupIds?: Int32Array;
+  /** R: rewards is [B, R] with one column per reward function. @defaultValue 1 */
+  objectives?: number;
+  /** Weight per reward function [R] (TRL `reward_weights`). @defaultValue all 1 */
+  rewardWeights?: ArrayLike<number>;
+  /**
+   * `"sumThenNormalize"`: weighted nansum, then normalise (TRL default); `"normalizeThenSum"`: normalise each
+   * function per group, weighted nansum, then always normalise over the batch (TRL GDPO). @defaultValue "sumThenNormalize"
+   */
+  multiObjective?: 'sumThenNormalize' | 'normalizeThenSum';
+}
+
+/** Options of {@link rankAdvantages}: rewards [G, S, K]. */
+export interface RankAdvantageOptions extends NormalizeOptions {
+  /** S, the candidates (completions) per group. */
+  candidates: number;
+  /** K, the rank positions per candidate. */
+  ranks: number;
+}
+
+/** Statistics of {@link groupAdvantages}, named as TRL logs them. */
+export interface AdvantageStats {
+  /** Mean of the scorable rewards (TRL `reward`). */
+  rewardMean: number;
+  /** Unbiased std of the scorable rewards over the whole batch (TRL HEAD `reward_std`). */
+  rewardStd: number;
+  /** Fraction of samples whose scaling std is ≈ 0 (TRL `frac_reward_zero_std`; global std in `"batch"` mode). */
+  fracRewardZeroStd: number;
+}
+
+/** Statistics of {@link rankAdvantages}. */
+export interface RankAdvantageStats extends AdvantageStats {
+  /** Fraction of (group, rank) cells whose rewards are all equal (zero advantage there). */
+  fracCellsEqual: number;
+  /** Fraction of (group, rank) cells whose rewards are all 0. */
+  fracCellsZero: number;
+}
+
+export interface AdvantageResult<S> {
+  /** Same shape as the rewards (one column for multi-objective rewards: [B]). */
+  advantages: Float32Array;
+  stats: S;
+}
+
+/** The defaults: TRL HEAD behaviour. */
+export const ADVANTAGE_DEFAULTS = Object.freeze({
+  scale: 'group',
+  stdEpsilon: 1e-4,
+  singletonGroup: 'zero',
+  nanRewards: 'exclude',
+  groupSize: 8,
+  objectives: 1,
+  multiObjective: 'sumThenNormalize',
+} as const);
+
+const NORMALIZE_KEYS = ['scale', 'stdEpsilon', 'singletonGroup', 'nanRewards'] as const;
+const GROUP_KEYS = [...NORMALIZE_KEYS, 'groupSize', 'groupIds', 'objectives', 'rewardWeights', 'multiObjective'] as const;
+const RANK_KEYS = [...NORMALIZE_KEYS, 'candidates', 'ranks'] as const;
+const SCALES = ['group', 'batch', 'none'] as const;
+const SINGLETONS = ['zero', 'raw', 'nan'] as const;
+const NAN_POLICIES = ['exclude', 'asZero'] as const;
+
+/** Options packed for the addon: [scale, singleton, nanRewards, stdEpsilon] (native/addon/advantage_addon.cc). */
+function packNormalize(fn: string, o: NormalizeOptions): Float64Array {
+  const scale = check.oneOf(`${fn} scale`, o.scale ?? ADVANTAGE_DEFAULTS.scale, SCALES);
+  const singleton = check.oneOf(`${fn} singletonGroup`, o.singletonGroup ?? ADVANTAGE_DEFAULTS.singletonGroup, SINGLETONS);
+  const nan = check.oneOf(`${fn} nanRewards`, o.nanRewards ?? ADVANTAGE_DEFAULTS.nanRewards, NAN_POLICIES);
+  const eps = check.number(`${fn} stdEpsilon`, o.stdEpsilon ?? ADVANTAGE_DEFAULTS.stdEpsilon,
+    (e) => e >= 0 && Number.isFinite(e), 'to be finite and >= 0');
+  return Float64Array.of(SCALES.indexOf(scale), SINGLETONS.indexOf(singleton), NAN_POLICIES.indexOf(nan), eps);
+}
+
+/** Rejects ±Infinity (NaN is an unscorable reward, and legal). */
+function checkRewards(name: string, rewards: Float32Array): void {
+  for (let i = 0; i < rewards.length; i++) {
+    if (rewards[i] === Infinity || rewards[i] === -Infinity) {
+      throw new GrpoError('GRPO_NON_FINITE', `Expected finite or NaN ${name}[${i}] but received ${rewards[i]}`);
+    }
+  }
+}
+
+interface Grouping {
+  groupSize: number;
+  groupIds: Int32Array | null;
+  numGroups: number;
+}
+
+function grouping(fn: string, rows: number, o: GroupAdvantageOptions): Grouping {
+  if (o.groupIds === undefined) {
+    const groupSize = check.integer(`${fn} groupSize`, o.groupSize ?? ADVANTAGE_DEFAULTS.groupSize, 1);
+    if (rows % groupSize !== 0) {
+      throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} rewards rows (${rows}) to be a multiple of groupSize ${groupSize}`);
+    }
+    return { groupSize, groupIds: null, numGroups: rows / groupSize };
+  }
+  const ids = check.int32Array(`${fn} groupIds`, o.groupIds);
+  check.length(`${fn} groupIds`, ids, rows, `[B] = [${rows}]`);
+  let numGroups = 1;
+  for (let i = 0; i < ids.length; i++) {
+    if (ids[i] < 0) throw new GrpoError('GRPO_INDEX_RANGE', `Expected ${fn} groupIds[${i}] >= 0 but received ${ids[i]}`);
+    numGroups = Math.max(numGroups, ids[i] + 1);
+  }
+  return { groupSize: 1, groupIds: ids, numGroups };
+}
+
+function callGroups(async: boolean, rewards: Float32Array, g: Grouping, packed: Float64Array) {
+  const advantages = new Float32Array(rewards.length); // [B]
+  const stats = new Float64Array(5);
+  return runNative(async,
+    (a) => native().groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, packed, advantages, stats, a),
+    (): AdvantageResult<AdvantageStats> => ({
+      advantages,
+      stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2] },
+    }));
+}
+
+/** Column f of rewards [B, R]. */
+function column(rewards: Float32Array, objectives: number, f: number): Float32Array {
+  return Float32Array.from({ length: rewards.length / objectives }, (_, i) => rewards[i * objectives + f]);
+}
+
+/** Σ_f w_f·x[i,f] skipping NaN; NaN when every x[i,·] is NaN and `allNanIsNaN`. */
+function weightedNanSum(columns: Float32Array[], weights: ArrayLike<number>, allNanIsNaN: boolean): Float32Array {
+  return Float32Array.from({ length: columns[0].length }, (_, i) => {
+    let sum = 0;
+    let scored = false;
+    columns.forEach((c, f) => { if (!Number.isNaN(c[i])) { sum += weights[f] * c[i]; scored = true; } });
+    return scored || !allNanIsNaN ? sum : NaN;
+  });
+}
+
+function weightsOf(fn: string, o: GroupAdvantageOptions, objectives: number): ArrayLike<number> {
+  if (o.rewardWeights === undefined) return new Float64Array(objectives).fill(1);
+  const w = o.rewardWeights;
+  check.length(`${fn} rewardWeights`, w, objectives, `[R] = [${objectives}]`);
+  for (let f = 0; f < objectives; f++) check.number(`${fn} rewardWeights[${f}]`, w[f], Number.isFinite, 'to be finite');
+  return w;
+}
+
+function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions | undefined) {
+  const fn = 'groupAdvantages';
+  check.knownKeys(fn, options, GROUP_KEYS);
+  const o = options ?? {};
+  const r = check.float32Array(`${fn} rewards`, rewards);
+  checkRewards(`${fn} rewards`, r);
+  const objectives = check.integer(`${fn} objectives`, o.objectives ?? ADVANTAGE_DEFAULTS.objectives, 1);
+  if (r.length % objectives !== 0) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} rewards of shape [B, R] with R = ${objectives} but received ${r.length} elements`);
+  }
+  const packed = packNormalize(fn, o);
+  const g = grouping(fn, r.length / objectives, o);
+  if (objectives === 1) return callGroups(async, r, g, packed);
+  const weights = weightsOf(fn, o, objectives);
+  const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
+  const mode = check.oneOf(`${fn} multiObjective`, o.multiObjective ?? ADVANTAGE_DEFAULTS.multiObjective,
+    ['sumThenNormalize', 'normalizeThenSum'] as const);
+  if (mode === 'sumThenNormalize') return callGroups(async, weightedNanSum(columns, weights, true), g, packed);
+  // GDPO: per-function group z-scores (scale "group" always), then one batch-wide normalisation.
+  const perFunction = Float64Array.from(packed);
+  perFunction[0] = SCALES.indexOf('group');
+  const z = columns.map((c) => (callGroups(false, c, g, perFunction) as AdvantageResult<AdvantageStats>).advantages);
+  const summed = weightedNanSum(z, weights, false);
+  return callGroups(async, summed, { groupSize: summed.length || 1, groupIds: null, numGroups: 1 }, perFunction);
+}
+
+/**
+ * Group-normalised advantages of outcome rewards. `rewards` is [B] (or [B, R] with `objectives: R`).
+ * Masking a completion out of the loss never belongs here: every reward enters its group's statistics.
+ * @example
+ * const { advantages } = groupAdvantagesSync(new Float32Array([1, 0, 0, 1]), { groupSize: 4 });
+ */
+export function groupAdvantages(rewards: Float32Array, options?: GroupAdvantageOptions): Promise<AdvantageResult<AdvantageStats>> {
+  return rejectOnThrow(() => group(true, rewards, options) as Promise<AdvantageResult<AdvantageStats>>);
+}
+
+/** Synchronous {@link groupAdvantages}. */
+export function groupAdvantagesSync(rewards: Float32Array, options?: GroupAdvantageOptions): AdvantageResult<AdvantageStats> {
+  return group(false, rewards, options) as AdvantageResult<AdvantageStats>;
+}
+
+function rank(async: boolean, rewards: unknown, options: RankAdvantageOptions) {
+  const fn = 'rankAdvantages';
+  check.knownKeys(fn, options, RANK_KEYS);
+  if (options === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} options with candidates and ranks but received undefined`);
+  const r = check.float32Array(`${fn} rewards`, rewards);
+  checkRewards(`${fn} rewards`, r);
+  const candidates = check.integer(`${fn} candidates`, options.candidates, 1);
+  const ranks = check.integer(`${fn} ranks`, options.ranks, 1);
+  if (r.length % (candidates * ranks) !== 0) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH',
+      `Expected ${fn} rewards of shape [G, S, K] with S = ${candidates}, K = ${ranks}, but ${r.length} elements is not a multiple of ${candidates * ranks}`);
+  }
+  const packed = packNormalize(fn, options);
+  const advantages = new Float32Array(r.length); // [G, S, K]
+  const stats = new Float64Array(5);
+  return runNative(async,
+    (a) => native().rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, packed, advantages, stats, a),
+    (): AdvantageResult<RankAdvantageStats> => ({
+      advantages,
+      stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2], fracCellsEqual: stats[3], fracCellsZero: stats[4] },
+    }));
+}
+
+/**
+ * Rank-wise advantages (Rank-GRPO, ReMaRk): rewards [G, S, K] are normalised per (group, rank) across
+ * the S candidates. A rank a candidate never reached must hold reward 0 (as upstream pads it).
+ */
+export function rankAdvantages(rewards: Float32Array, options: RankAdvantageOptions): Promise<AdvantageResult<RankAdvantageStats>> {
+  return rejectOnThrow(() => rank(true, rewards, options) as Promise<AdvantageResult<RankAdvantageStats>>);
+}
+
+/** Synchronous {@link rankAdvantages}. */
+export function rankAdvantagesSync(rewards: Float32Array, options: RankAdvantageOptions): AdvantageResult<RankAdvantageStats> {
+  return rank(false, rewards, options) as AdvantageResult<RankAdvantageStats>;
+}

@@ -1,0 +1,195 @@
+// Advantages: group / batch / rank-wise normalisation of rewards, and their scatter onto tokens.
+// One normaliser serves every layout: a "group view" says which rewards form group g.
+// Rewards are few (64K in one call costs tens of microseconds), so normalisation is serial
+// and trivially deterministic; the token scatters run over rows in parallel.
+#include "grpo/advantage.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "error.h"
+#include "thread_pool.h"
+
+namespace grpo {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Group g is the run [g·size, (g+1)·size) (TRL's view(-1, G)).
+struct ContiguousGroups {
+  int64_t groups, size_;
+  int64_t count() const { return groups; }
+  int64_t size(int64_t) const { return size_; }
+  int64_t index(int64_t g, int64_t j) const { return g * size_ + j; }
+};
+
+// rewards [groups, candidates, ranks]: cell c = (g, k) holds the candidates of group g at rank k.
+struct RankCells {
+  int64_t groups, candidates, ranks;
+  int64_t count() const { return groups * ranks; }
+  int64_t size(int64_t) const { return candidates; }
+  int64_t index(int64_t c, int64_t j) const { return (c / ranks) * candidates * ranks + j * ranks + c % ranks; }
+};
+
+// Arbitrary group ids (verl uid): rows sorted by group with a counting sort.
+struct IndexedGroups {
+  std::vector<int64_t> offsets, order;
+  int64_t count() const { return static_cast<int64_t>(offsets.size()) - 1; }
+  int64_t size(int64_t g) const { return offsets[g + 1] - offsets[g]; }
+  int64_t index(int64_t g, int64_t j) const { return order[offsets[g] + j]; }
+};
+
+IndexedGroups index_groups(const int32_t* ids, int64_t n, int64_t num_groups) {
+  IndexedGroups groups{std::vector<int64_t>(num_groups + 1, 0), std::vector<int64_t>(n)};
+  for (int64_t i = 0; i < n; ++i) {
+    if (ids[i] < 0 || ids[i] >= num_groups)
+      fail(GRPO_ERR_INDEX_RANGE, "group_ids[%lld] = %d is outside [0, %lld)", static_cast<long long>(i), ids[i],
+           static_cast<long long>(num_groups));
+    ++groups.offsets[ids[i] + 1];
+  }
+  for (int64_t g = 0; g < num_groups; ++g) groups.offsets[g + 1] += groups.offsets[g];
+  std::vector<int64_t> next(groups.offsets.begin(), groups.offsets.end() - 1);
+  for (int64_t i = 0; i < n; ++i) groups.order[next[ids[i]]++] = i;
+  return groups;
+}
+
+struct Stat {
+  double mean, std;
+  int64_t valid;
+};
+
+// A reward as the statistics see it: NaN (excluded) or a number.
+double reward_value(float r, int32_t nan_policy) {
+  return std::isnan(r) && nan_policy == GRPO_ADV_NAN_AS_ZERO ? 0.0 : static_cast<double>(r);
+}
+
+// Two-pass mean and unbiased std of the non-NaN values of one group (std NaN below 2 values).
+template <typename Groups>
+Stat group_stat(const float* rewards, const Groups& groups, int64_t g, int32_t nan_policy) {
+  double sum = 0.0;
+  int64_t valid = 0;
+  for (int64_t j = 0; j < groups.size(g); ++j) {
+    const double v = reward_value(rewards[groups.index(g, j)], nan_policy);
+    if (!std::isnan(v)) sum += v, ++valid;
+  }
+  const double mean = valid ? sum / valid : kNaN;
+  double squares = 0.0;
+  for (int64_t j = 0; j < groups.size(g); ++j) {
+    const double v = reward_value(rewards[groups.index(g, j)], nan_policy);
+    if (!std::isnan(v)) squares += (v - mean) * (v - mean);
+  }
+  return {mean, valid >= 2 ? std::sqrt(squares / (valid - 1)) : kNaN, valid};
+}
+
+double singleton_advantage(double v, const grpo_advantage_options& o) {
+  if (o.singleton == GRPO_ADV_SINGLETON_ZERO) return 0.0;
+  if (o.singleton == GRPO_ADV_SINGLETON_NAN) return kNaN;
+  return o.scale == GRPO_ADV_SCALE_NONE ? v : v / (1.0 + o.std_epsilon);
+}
+
+double advantage(double v, const Stat& group, double scale_std, const grpo_advantage_options& o) {
+  if (std::isnan(v)) return 0.0;  // an unscorable completion
+  if (group.valid < 2) return singleton_advantage(v, o);
+  double a = v - group.mean;
+  if (o.scale != GRPO_ADV_SCALE_NONE) a /= scale_std + o.std_epsilon;
+  return std::isfinite(a) ? a : 0.0;  // nan_to_num: a batch std of NaN gives 0
+}
+
+// Whether the rewards of group g are all equal / all zero (NaN rewards ignored).
+template <typename Groups>
+void cell_flags(const float* rewards, const Groups& groups, int64_t g, int32_t nan_policy, bool* equal, bool* zero) {
+  double first = kNaN;
+  *equal = *zero = true;
+  for (int64_t j = 0; j < groups.size(g); ++j) {
+    const double v = reward_value(rewards[groups.index(g, j)], nan_policy);
+    if (std::isnan(v)) continue;
+    if (std::isnan(first)) first = v;
+    *equal = *equal && v == first;
+    *zero = *zero && v == 0.0;
+  }
+}
+
+template <typename Groups>
+void normalize(const float* rewards, int64_t n, const Groups& groups, const grpo_advantage_options& o, float* out,
+               grpo_advantage_stats* stats) {
+  const ContiguousGroups whole{1, n};
+  const Stat batch = group_stat(rewards, whole, 0, o.nan_rewards);
+  int64_t zero_std = 0, cells_equal = 0, cells_zero = 0;
+  for (int64_t g = 0; g < groups.count(); ++g) {
+    const Stat group = group_stat(rewards, groups, g, o.nan_rewards);
+    const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch.std : group.std;
+    if (std::fabs(scale_std) <= 1e-8) zero_std += groups.size(g);  // torch.isclose(std, 0); NaN is not close
+    for (int64_t j = 0; j < groups.size(g); ++j) {
+      const int64_t i = groups.index(g, j);
+      out[i] = static_cast<float>(advantage(reward_value(rewards[i], o.nan_rewards), group, scale_std, o));
+    }
+    bool equal, zero;
+    cell_flags(rewards, groups, g, o.nan_rewards, &equal, &zero);
+    cells_equal += equal, cells_zero += zero;
+  }
+  if (!stats) return;
+  const double cells = groups.count() > 0 ? static_cast<double>(groups.count()) : kNaN;
+  *stats = {batch.mean, batch.std, n > 0 ? static_cast<double>(zero_std) / n : kNaN, cells_equal / cells,
+            cells_zero / cells};
+}
+
+void check_options(const grpo_advantage_options* o) {
+  if (!o) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
+  if (o->scale < 0 || o->scale > GRPO_ADV_SCALE_NONE) fail(GRPO_ERR_INVALID_ARGUMENT, "scale %d is unknown", o->scale);
+  if (o->singleton < 0 || o->singleton > GRPO_ADV_SINGLETON_NAN)
+    fail(GRPO_ERR_INVALID_ARGUMENT, "singleton %d is unknown", o->singleton);
+  if (o->nan_rewards < 0 || o->nan_rewards > GRPO_ADV_NAN_AS_ZERO)
+    fail(GRPO_ERR_INVALID_ARGUMENT, "nan_rewards %d is unknown", o->nan_rewards);
+  if (!(o->std_epsilon >= 0.0) || !std::isfinite(o->std_epsilon))
+    fail(GRPO_ERR_VALUE_RANGE, "std_epsilon must be finite and >= 0 (got %g)", o->std_epsilon);
+}
+
+void check_rewards(const float* rewards, int64_t n) {
+  if (n > 0 && !rewards) fail(GRPO_ERR_INVALID_ARGUMENT, "rewards must not be NULL");
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isinf(rewards[i])) fail(GRPO_ERR_NON_FINITE, "rewards[%lld] is infinite", static_cast<long long>(i));
+}
+
+}  // namespace
+
+void group_advantages(const float* rewards, int64_t n, int64_t group_size, const int32_t* group_ids, int64_t num_groups,
+                      const grpo_advantage_options& o, float* out, grpo_advantage_stats* stats) {
+  if (group_ids) return normalize(rewards, n, index_groups(group_ids, n, num_groups), o, out, stats);
+  normalize(rewards, n, ContiguousGroups{n / group_size, group_size}, o, out, stats);
+}
+
+}  // namespace grpo
+
+extern "C" grpo_status grpo_group_advantages(const float* rewards, int64_t n, int64_t group_size, const int32_t* group_ids,
+                                             int64_t num_groups, const grpo_advantage_options* options, float* advantages,
+                                             grpo_advantage_stats* stats) {
+  return grpo::guarded([&] {
+    grpo::check_options(options);
+    grpo::check_rewards(rewards, n);
+    if (n < 0) grpo::fail(GRPO_ERR_SHAPE, "n must be >= 0 (got %lld)", static_cast<long long>(n));
+    if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
+    if (group_ids && num_groups < 1)
+      grpo::fail(GRPO_ERR_SHAPE, "num_groups must be >= 1 (got %lld)", static_cast<long long>(num_groups));
+    if (!group_ids && (group_size < 1 || n % group_size != 0))
+      grpo::fail(GRPO_ERR_SHAPE, "n = %lld is not a multiple of group_size = %lld", static_cast<long long>(n),
+                 static_cast<long long>(group_size));
+    grpo::group_advantages(rewards, n, group_size, group_ids, num_groups, *options, advantages, stats);
+  });
+}
+
+extern "C" grpo_status grpo_rank_advantages(const float* rewards, int64_t groups, int64_t candidates, int64_t ranks,
+                                            const grpo_advantage_options* options, float* advantages,
+                                            grpo_advantage_stats* stats) {
+  return grpo::guarded([&] {
+    grpo::check_options(options);
+    if (groups < 0 || candidates < 1 || ranks < 1)
+      grpo::fail(GRPO_ERR_SHAPE, "expected groups >= 0, candidates >= 1, ranks >= 1 (got %lld, %lld, %lld)",
+                 static_cast<long long>(groups), static_cast<long long>(candidates), static_cast<long long>(ranks));
+    const int64_t n = groups * candidates * ranks;
+    grpo::check_rewards(rewards, n);
+    if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
+    grpo::normalize(rewards, n, grpo::RankCells{groups, candidates, ranks}, *options, advantages, stats);
+  });
+}
