@@ -1,0 +1,200 @@
+// Batched sampling: one row per task, each row read from DRAM once into L2-resident scratch
+// (y, w), then exact top-k / top-p cuts by threshold search (sampling_select.h) and one
+// inverse-CDF draw in fixed point, so the token depends only on (logits, params, seed, row, step).
+#include "grpo/sampling.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "error.h"
+#include "philox.h"
+#include "sampling_params.h"
+#include "sampling_passes.h"
+#include "sampling_penalties.h"
+#include "sampling_select.h"
+#include "simd.h"
+#include "thread_pool.h"
+
+namespace grpo::sampling {
+
+namespace {
+
+constexpr int64_t kFloatsPerTask = 1 << 16;
+
+struct Scratch {
+  std::vector<float> y, w;               // [vocab] each
+  std::vector<Candidate> candidates;
+  std::vector<uint64_t> block_sums;      // [ceil(vocab / kDrawBlock)]
+  std::vector<int32_t> history;
+};
+
+Scratch& scratch_for(int64_t vocab) {
+  thread_local Scratch scratch;
+  if (static_cast<int64_t>(scratch.y.size()) < vocab) {
+    scratch.y.resize(vocab);
+    scratch.w.resize(vocab);
+    scratch.block_sums.resize((vocab + kDrawBlock - 1) / kDrawBlock);
+  }
+  return scratch;
+}
+
+// A row after mask, penalties and temperature: the distribution logp_raw is taken under.
+struct Prepared {
+  float max;
+  float inv_temperature;  // 0 for greedy rows
+  WeightSum all;
+};
+
+Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, Scratch& s) {
+  float* y = s.y.data();
+  RowLoad load = load_row(x, vocab, p.allow, y);
+  if (load.bad) fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(row));
+  int32_t bad_id = 0;
+  if (p.history_length > 0 && p.penalties.active()) {
+    if (!apply_penalties(y, p.history, p.history_length, p.penalties, s.history, &bad_id))
+      fail(GRPO_ERR_NON_FINITE, "row %lld: the penalties made the logit of token %d NaN or +Infinity",
+           static_cast<long long>(row), bad_id);
+    load.max = simd::max_checked(y, vocab, &load.bad);
+  }
+  if (load.max == -INFINITY)
+    fail(GRPO_ERR_VALUE_RANGE, "row %lld has no allowed token with a finite logit (all masked or -Infinity)",
+         static_cast<long long>(row));
+  if (p.temperature == 0.0f) return {load.max, 0.0f, {1.0, 1}};
+  const float inv = std::fmin(1.0f / p.temperature, std::numeric_limits<float>::max());
+  return {load.max, inv, exp_weights(y, vocab, load.max, inv, s.w.data())};
+}
+
+// The kept set is {y >= cut, w >= w_min}.
+struct Cut {
+  float cut = -INFINITY;
+  float w_min = 0.0f;
+};
+
+Cut truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratch& s) {
+  Cut result;
+  result.w_min = p.min_p;  // the max token has w = 1 exactly, so p_i >= min_p · p_max is w_i >= min_p
+  WeightSum kept = prep.all;
+  SearchInput in{s.y.data(), s.w.data(), vocab, Measure::kCount, 0.0, kept.positive, kept.mass, 0.0f};
+  if (p.top_k > 0 && p.top_k < kept.positive) {
+    in.target = static_cast<double>(p.top_k);
+    result.cut = threshold_search(in, s.candidates);
+    if (p.top_p < 1.0f) kept = cut_below(s.y.data(), s.w.data(), vocab, result.cut);
+  }
+  if (p.top_p < 1.0f) {
+    in.measure = Measure::kMass;
+    in.positive = kept.positive;
+    in.mass = kept.mass;
+    in.target = static_cast<double>(p.top_p) * kept.mass;
+    // mass(w < ε) <= vocab · ε, so F(ε) >= target when ε <= (mass - target) / vocab: a first bracket.
+    in.first_pivot = static_cast<float>((kept.mass - in.target) / static_cast<double>(vocab));
+    result.cut = threshold_search(in, s.candidates);
+  }
+  return result;
+}
+
+struct Draw {
+  int32_t token;
+  double kept_mass;  // Σ w over the kept tokens
+};
+
+// Inverse CDF in token-id order over q = fixed_point(w): block sums first, then the one block.
+Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, const Cut& cut, Scratch& s) {
+  const int low_bits = fixed_point_low_bits(vocab);
+  const uint64_t total = draw_block_sums(s.y.data(), s.w.data(), vocab, cut.cut, cut.w_min, low_bits, s.block_sums.data());
+  const uint64_t u = philox::draw_u64(p.seed, static_cast<uint64_t>(row), p.step);
+  uint64_t target = static_cast<uint64_t>((static_cast<unsigned __int128>(u) * total) >> 64);
+  int64_t begin = 0;
+  for (int64_t b = 0; target >= s.block_sums[b]; ++b, begin += kDrawBlock) target -= s.block_sums[b];
+  int64_t token = begin;
+  for (;; ++token) {
+    const bool kept = s.y[token] >= cut.cut && s.w[token] >= cut.w_min;
+    const uint64_t q = kept ? fixed_point(s.w[token], low_bits) : 0;
+    if (target < q) break;
+    target -= q;
+  }
+  return {static_cast<int32_t>(token), std::ldexp(static_cast<double>(total), -(24 + low_bits))};
+}
+
+int32_t greedy_token(const float* y, float max) {
+  int32_t token = 0;
+  while (y[token] != max) ++token;
+  return token;
+}
+
+void sample_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, int32_t* token, float* logp,
+                float* logp_raw) {
+  Scratch& s = scratch_for(vocab);
+  const Prepared prep = prepare_row(x, vocab, row, p, s);
+  if (prep.inv_temperature == 0.0f) {
+    *token = greedy_token(s.y.data(), prep.max);
+    if (logp) *logp = 0.0f;
+    if (logp_raw) *logp_raw = 0.0f;
+    return;
+  }
+  const Draw draw = draw_row(vocab, row, p, truncate_row(vocab, p, prep, s), s);
+  *token = draw.token;
+  const double log_w = static_cast<double>((s.y[draw.token] - prep.max) * prep.inv_temperature);
+  if (logp) *logp = static_cast<float>(log_w - std::log(draw.kept_mass));
+  if (logp_raw) *logp_raw = static_cast<float>(log_w - std::log(prep.all.mass));
+}
+
+void probs_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, float* probs) {
+  Scratch& s = scratch_for(vocab);
+  const Prepared prep = prepare_row(x, vocab, row, p, s);
+  if (prep.inv_temperature == 0.0f) {
+    for (int64_t i = 0; i < vocab; ++i) probs[i] = 0.0f;
+    probs[greedy_token(s.y.data(), prep.max)] = 1.0f;
+    return;
+  }
+  const Cut cut = truncate_row(vocab, p, prep, s);
+  const int low_bits = fixed_point_low_bits(vocab);
+  const double total = static_cast<double>(
+      draw_block_sums(s.y.data(), s.w.data(), vocab, cut.cut, cut.w_min, low_bits, s.block_sums.data()));
+  for (int64_t i = 0; i < vocab; ++i) {
+    const bool kept = s.y[i] >= cut.cut && s.w[i] >= cut.w_min;
+    probs[i] = kept ? static_cast<float>(static_cast<double>(fixed_point(s.w[i], low_bits)) / total) : 0.0f;
+  }
+}
+
+int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }
+
+template <typename RowFn>
+void for_each_row(const float* logits, int64_t rows, int64_t vocab, const grpo_sampling_params& params, RowFn&& fn) {
+  parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) fn(logits + r * vocab, r, row_params(params, r, vocab));
+  });
+}
+
+}  // namespace
+
+}  // namespace grpo::sampling
+
+extern "C" grpo_status grpo_sample(const float* logits, int64_t rows, int64_t vocab, const grpo_sampling_params* params,
+                                   int32_t* tokens, float* logp, float* logp_raw) {
+  using namespace grpo::sampling;
+  return grpo::guarded([&] {
+    check_call(logits, rows, vocab, params);
+    if (rows > 0 && !tokens) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "tokens must not be NULL");
+    for_each_row(logits, rows, vocab, *params, [&](const float* x, int64_t r, const RowParams& p) {
+      sample_row(x, vocab, r, p, tokens + r, logp ? logp + r : nullptr, logp_raw ? logp_raw + r : nullptr);
+    });
+  });
+}
+
+extern "C" grpo_status grpo_sampling_probs(const float* logits, int64_t rows, int64_t vocab,
+                                           const grpo_sampling_params* params, float* probs) {
+  using namespace grpo::sampling;
+  return grpo::guarded([&] {
+    check_call(logits, rows, vocab, params);
+    if (rows > 0 && !probs) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "probs must not be NULL");
+    for_each_row(logits, rows, vocab, *params,
+                 [&](const float* x, int64_t r, const RowParams& p) { probs_row(x, vocab, r, p, probs + r * vocab); });
+  });
+}
+
+extern "C" void grpo_philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4]) {
+  const grpo::philox::Block block =
+      grpo::philox::philox4x32_10({{counter[0], counter[1], counter[2], counter[3]}}, key[0], key[1]);
+  for (int i = 0; i < 4; ++i) out[i] = block.v[i];
+}

@@ -1,0 +1,95 @@
+#include "sampling_select.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "sampling_passes.h"
+
+namespace grpo::sampling {
+
+namespace {
+
+uint32_t float_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float bits_float(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+// Tail statistics at a w-bit boundary; F = 0 above 1.0, the largest weight.
+struct Bound {
+  uint32_t bits;
+  TailStats stats;
+};
+
+double measure_of(const TailStats& stats, Measure measure) {
+  return measure == Measure::kCount ? static_cast<double>(stats.count) : stats.mass;
+}
+
+double measure_of(const Candidate& c, Measure measure) { return measure == Measure::kCount ? 1.0 : c.w; }
+
+// Windows up to this size are resolved by selection; a counting pass costs about n / 100 selection steps.
+int64_t window_limit(int64_t n) { return std::max<int64_t>(256, n / 128); }
+
+// Narrows [lo, hi) on w bits while F(lo) >= target > F(hi) and the window is large.
+void bisect(const SearchInput& in, Bound& lo, Bound& hi) {
+  uint32_t hint = in.first_pivot > 0.0f ? float_bits(in.first_pivot) : 0;
+  while (lo.stats.count - hi.stats.count > window_limit(in.n) && hi.bits - lo.bits > 1) {
+    const bool use_hint = hint > lo.bits && hint < hi.bits;
+    const uint32_t mid = use_hint ? hint : lo.bits + (hi.bits - lo.bits) / 2;
+    hint = 0;
+    const TailStats stats = tail_at_least(in.w, in.n, bits_float(mid));
+    (measure_of(stats, in.measure) >= in.target ? lo : hi) = Bound{mid, stats};
+  }
+}
+
+void gather(const SearchInput& in, float lo, float hi, std::vector<Candidate>& out) {
+  out.clear();
+  for (int64_t i = 0; i < in.n; ++i)
+    if (in.w[i] >= lo && in.w[i] < hi) out.push_back({in.y[i], in.w[i]});
+}
+
+double measure_sum(const Candidate* begin, const Candidate* end, Measure measure) {
+  double sum = 0.0;
+  for (const Candidate* c = begin; c != end; ++c) sum += measure_of(*c, measure);
+  return sum;
+}
+
+// Largest y among [begin, end) with base + F_window(y) >= target (three-way quickselect, expected linear).
+// If rounding leaves the target unreached, the smallest y of the window (the most inclusive cut).
+float weighted_select(Candidate* begin, Candidate* end, double base, double target, Measure measure) {
+  float answer = begin->y;
+  while (begin != end) {
+    const float pivot = begin[(end - begin) / 2].y;
+    Candidate* above_end = std::partition(begin, end, [pivot](const Candidate& c) { return c.y > pivot; });
+    const double above = measure_sum(begin, above_end, measure);
+    if (base + above >= target) {
+      end = above_end;
+      continue;
+    }
+    Candidate* equal_end = std::partition(above_end, end, [pivot](const Candidate& c) { return c.y == pivot; });
+    base += above + measure_sum(above_end, equal_end, measure);
+    answer = pivot;
+    if (base >= target) return pivot;
+    begin = equal_end;
+  }
+  return answer;
+}
+
+}  // namespace
+
+float threshold_search(const SearchInput& in, std::vector<Candidate>& scratch) {
+  Bound lo{1u, TailStats{in.positive, in.mass}};        // the smallest positive float
+  Bound hi{float_bits(1.0f) + 1u, TailStats{0, 0.0}};  // above every weight
+  bisect(in, lo, hi);
+  gather(in, bits_float(lo.bits), bits_float(hi.bits), scratch);
+  return weighted_select(scratch.data(), scratch.data() + scratch.size(), measure_of(hi.stats, in.measure), in.target,
+                         in.measure);
+}
+
+}  // namespace grpo::sampling
