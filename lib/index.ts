@@ -17,7 +17,6 @@ export {
   type LinearLogprobBackwardOptions,
   type LinearLogprobGradients,
 } from './kernels/logprob.js';
-export { matmul, matmulSync, type MatmulOptions, type MatmulShape } from './kernels/gemm.js';
 export * from './rewards/index.js';
 export {
   packProblems,
@@ -68,3 +67,4 @@ export {
   type TokenAdvantageOptions,
   type TokenAdvantageResult,
 } from './kernels/token-advantages.js';
+export * from './eval/index.js';
