@@ -53,4 +53,8 @@ export interface NativeBinding {
     logp: F32, oldLogp: F32 | null, refLogp: F32 | null, advantages: F32, mask: Uint8Array, segments: I32 | null,
     entropy: F32 | null, cols: number, options: Float64Array, gradLogp: F32, stats: Float64Array, async: boolean,
   ): Done;
+  gemm(
+    transA: boolean, transB: boolean, m: number, n: number, k: number, alpha: number, a: F32, lda: number,
+    b: F32, ldb: number, beta: number, c: F32, ldc: number, async: boolean,
+  ): Done;
 }

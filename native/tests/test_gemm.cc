@@ -57,6 +57,8 @@ std::vector<Case> cases() {
       list.push_back({ta, tb, 1, 1, 1, 1.0f, 0.0f, 0});
       list.push_back({ta, tb, 13, 45, 7, 0.5f, 1.0f, 3});
       list.push_back({ta, tb, 15, 33, 1, -1.0f, 0.25f, 0});
+      list.push_back({ta, tb, 28, 47, 16, 1.0f, 0.5f, 2});
+      list.push_back({ta, tb, 14, 31, 40, 1.0f, 0.0f, 1});
       list.push_back({ta, tb, 64, 600, 300, 1.0f, 0.0f, 0});
       list.push_back({ta, tb, 29, 70, 1100, 2.0f, -0.5f, 5});
       list.push_back({ta, tb, 5, 3, 0, 1.0f, 2.0f, 1});

@@ -1,0 +1,113 @@
+// matmul against the float64 triple loop: transposes, odd shapes, strides, alpha/beta,
+// the async form, bitwise reproducibility across thread counts, and typed errors.
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GrpoError, getThreads, matmul, matmulSync, setThreads, type MatmulOptions } from '../lib/index.js';
+import { gemmReference } from '../lib/reference/gemm.js';
+import { expectClose } from './helpers/close.js';
+import { randomNormal } from './helpers/random.js';
+
+const defaultThreads = getThreads();
+afterEach(() => setThreads(defaultThreads));
+
+interface Case {
+  transA: boolean;
+  transB: boolean;
+  m: number;
+  n: number;
+  k: number;
+  alpha: number;
+  beta: number;
+  pad: number; // extra columns in every leading dimension
+}
+
+function inputs(c: Case, seed: number) {
+  const lda = (c.transA ? c.m : c.k) + c.pad, ldb = (c.transB ? c.k : c.n) + c.pad, ldc = c.n + c.pad;
+  const a = randomNormal((c.transA ? c.k : c.m) * lda, 1, seed); // [rows of stored A, lda]
+  const b = randomNormal((c.transB ? c.n : c.k) * ldb, 1, seed + 1); // [rows of stored B, ldb]
+  const out = randomNormal(c.m * ldc, 1, seed + 2); // [m, ldc]
+  return { a, b, out, lda, ldb, ldc };
+}
+
+function checkCase(c: Case, seed: number): void {
+  const x = inputs(c, seed);
+  const expected = gemmReference(x.a, x.b, Float32Array.from(x.out), { ...c, lda: x.lda, ldb: x.ldb, ldc: x.ldc });
+  const options: MatmulOptions = { transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, lda: x.lda, ldb: x.ldb, ldc: x.ldc, out: x.out };
+  const got = matmulSync(x.a, x.b, { m: c.m, n: c.n, k: c.k }, options);
+  expect(got).toBe(x.out);
+  expectClose(got, expected, { atol: 1e-5 * Math.sqrt(c.k + 1), rtol: 1e-5 });
+}
+
+describe('matmul matches the float64 reference', () => {
+  for (const transA of [false, true])
+    for (const transB of [false, true])
+      it(`transA=${transA} transB=${transB}: odd shapes, several k-chunks, padded strides, alpha/beta`, () => {
+        checkCase({ transA, transB, m: 1, n: 1, k: 1, alpha: 1, beta: 0, pad: 0 }, 1);
+        checkCase({ transA, transB, m: 29, n: 47, k: 600, alpha: 0.5, beta: -2, pad: 3 }, 2);
+        checkCase({ transA, transB, m: 15, n: 70, k: 0, alpha: 1, beta: 0.5, pad: 1 }, 3);
+      });
+
+  it('agrees on random shapes (property, fixed seed)', () => {
+    const shape = fc.record({
+      transA: fc.boolean(), transB: fc.boolean(), m: fc.integer({ min: 1, max: 40 }), n: fc.integer({ min: 1, max: 80 }),
+      k: fc.integer({ min: 0, max: 70 }), alpha: fc.constantFrom(1, -0.5, 3), beta: fc.constantFrom(0, 1, 0.25), pad: fc.integer({ min: 0, max: 4 }),
+    });
+    fc.assert(fc.property(shape, fc.integer({ min: 1, max: 1000 }), (c, seed) => checkCase(c, seed)), { seed: 20261130, numRuns: 60 });
+  });
+
+  it('allocates C when no out is given, and the Promise form gives the same bits', async () => {
+    const a = randomNormal(33 * 70, 1, 9), b = randomNormal(70 * 45, 1, 10); // [33, 70], [70, 45]
+    const sync = matmulSync(a, b, { m: 33, n: 45, k: 70 });
+    expect(sync.length).toBe(33 * 45);
+    expect(await matmul(a, b, { m: 33, n: 45, k: 70 })).toEqual(sync);
+  });
+
+  it('beta = 0 ignores NaN in C', () => {
+    const out = new Float32Array(6).fill(NaN); // [2, 3]
+    matmulSync(new Float32Array([1, 2]), new Float32Array([1, 2, 3, 4, 5, 6]), { m: 2, n: 3, k: 1 }, { out });
+    expect(Array.from(out)).toEqual([1, 2, 3, 2, 4, 6]);
+  });
+
+  it('gives identical bits on 1 and 2 threads', () => {
+    const a = randomNormal(70 * 1300, 1, 11), b = randomNormal(600 * 1300, 1, 12); // [70, 1300], [600, 1300]
+    setThreads(1);
+    const one = matmulSync(a, b, { m: 70, n: 600, k: 1300 }, { transB: true });
+    setThreads(2);
+    const two = matmulSync(a, b, { m: 70, n: 600, k: 1300 }, { transB: true });
+    expect(Buffer.from(two.buffer).equals(Buffer.from(one.buffer))).toBe(true);
+  });
+});
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(GrpoError);
+    return (error as GrpoError).code;
+  }
+  return undefined;
+}
+
+describe('matmul rejects bad input with typed errors', () => {
+  const a = new Float32Array(6), b = new Float32Array(12); // [2, 3], [3, 4]
+  const shape = { m: 2, n: 4, k: 3 };
+  it.each([
+    ['a of the wrong type', () => matmulSync(new Float64Array(6) as unknown as Float32Array, b, shape), 'GRPO_INVALID_ARGUMENT'],
+    ['a too short', () => matmulSync(new Float32Array(5), b, shape), 'GRPO_SHAPE_MISMATCH'],
+    ['b too short for transB', () => matmulSync(a, new Float32Array(11), shape, { transB: true }), 'GRPO_SHAPE_MISMATCH'],
+    ['out too short', () => matmulSync(a, b, shape, { out: new Float32Array(7) }), 'GRPO_SHAPE_MISMATCH'],
+    ['lda below the row width', () => matmulSync(a, b, shape, { lda: 2 }), 'GRPO_VALUE_RANGE'],
+    ['negative m', () => matmulSync(a, b, { m: -1, n: 4, k: 3 }), 'GRPO_VALUE_RANGE'],
+    ['fractional k', () => matmulSync(a, b, { m: 2, n: 4, k: 1.5 }), 'GRPO_INVALID_ARGUMENT'],
+    ['missing shape', () => matmulSync(a, b, null as never), 'GRPO_INVALID_ARGUMENT'],
+    ['beta without out', () => matmulSync(a, b, shape, { beta: 1 }), 'GRPO_INVALID_ARGUMENT'],
+    ['infinite alpha', () => matmulSync(a, b, shape, { alpha: Infinity }), 'GRPO_VALUE_RANGE'],
+    ['unknown option', () => matmulSync(a, b, shape, { transa: true } as never), 'GRPO_UNKNOWN_OPTION'],
+  ])('%s', (_name, call, code) => {
+    expect(codeOf(call)).toBe(code);
+  });
+
+  it('rejects in the Promise form instead of throwing', async () => {
+    await expect(matmul(new Float32Array(1), b, shape)).rejects.toMatchObject({ code: 'GRPO_SHAPE_MISMATCH' });
+  });
+});
