@@ -1,0 +1,74 @@
+// GEMM throughput on the LM-head shapes, on 1 and 2 threads, against the FMA roof measured in
+// the same run. Each product is checked against the float64 triple loop (first and last rows)
+// before it is timed. Run: npx tsc -p tsconfig.json && node bench/gemm.bench.js
+import { cpuPath, getThreads, matmulSync, setThreads } from '../dist/index.js';
+import { gemmReference } from '../dist/reference/gemm.js';
+import { measureFmaGflops } from './roof.js';
+import { fixed, measure } from './timing.js';
+
+// [name, transA, transB, m, n, k, beta]: the fused LM head's forward tile and its two backward products
+const SHAPES = [
+  ['NT logits = h·Wᵀ', false, true, 2048, 32768, 512, 0],
+  ['NT tile 256×4096', false, true, 256, 4096, 512, 0],
+  ['NN gradHidden += G·W', false, false, 256, 512, 4096, 1],
+  ['TN gradWeight += Gᵀ·h', true, false, 4096, 512, 256, 1],
+];
+const CHECK_ROWS = 4;
+
+function randomFloats(n, seed) {
+  let state = seed >>> 0;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    out[i] = state / 4294967296 - 0.5;
+  }
+  return out;
+}
+
+function operands([, transA, transB, m, n, k, beta]) {
+  const a = randomFloats(m * k, m + k), b = randomFloats(k * n, n + k); // [m, k] or [k, m]; [k, n] or [n, k]
+  const layout = { transA, transB, m, n, k, alpha: 1, beta, lda: transA ? m : k, ldb: transB ? k : n, ldc: n };
+  return { a, b, out: randomFloats(m * n, 7), layout }; // out: C [m, n]
+}
+
+function run({ a, b, out, layout: l }) {
+  const { m, n, k, ...options } = l;
+  return matmulSync(a, b, { m, n, k }, { ...options, out });
+}
+
+// Rows [i0, i0 + rows) of C through the reference, from the C the fast call started with.
+function referenceRows({ a, b, layout: l }, before, i0, rows) {
+  const aRows = l.transA ? a.subarray(i0) : a.subarray(i0 * l.lda);
+  const c = Float32Array.from(before.subarray(i0 * l.ldc, (i0 + rows) * l.ldc));
+  return gemmReference(aRows, b, c, { ...l, m: rows });
+}
+
+function verify(ops) {
+  const l = ops.layout, before = Float32Array.from(ops.out);
+  run(ops);
+  let worst = 0;
+  for (const i0 of [0, l.m - CHECK_ROWS]) {
+    const expected = referenceRows(ops, before, i0, CHECK_ROWS);
+    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(ops.out[i0 * l.ldc + i] - expected[i]));
+  }
+  if (worst > 1e-3) throw new Error(`matmul differs from the reference by ${worst}`);
+  return worst;
+}
+
+function rowsFor(threads) {
+  setThreads(threads);
+  const roof = measureFmaGflops();
+  return SHAPES.map((shape) => {
+    const ops = operands(shape), l = ops.layout;
+    const maxError = verify(ops);
+    const t = measure(shape[0], () => run(ops), 5);
+    const gflops = (2 * l.m * l.n * l.k) / t.ms / 1e6;
+    return { product: shape[0], 'm×n×k': `${l.m}×${l.n}×${l.k}`, threads, ms: fixed(t.ms), rme: `±${fixed(t.rme, 1)}%`,
+      'GFLOP/s': fixed(gflops, 1), 'FMA roof': fixed(roof, 0), 'of roof': `${fixed((100 * gflops) / roof, 0)}%`, maxError: maxError.toExponential(1) };
+  });
+}
+
+const defaultThreads = getThreads();
+console.log(`cpu path ${cpuPath()}; GFLOP/s = 2·m·n·k / time; FMA roof measured per thread count in this run`);
+console.table([1, 2].flatMap(rowsFor));
+setThreads(defaultThreads);
