@@ -106,6 +106,11 @@ function finalSection(c: Context): string[] {
   ];
 }
 
+/** True when every request's value lies in [0, 1] (recall, NDCG, accuracy): differences are then shown in points. */
+function isFraction(series: RequestSeries): boolean {
+  return series.sum.every((sum, i) => sum >= 0 && sum <= series.count[i]);
+}
+
 function pairedSection(c: Context): string[] {
   const rows: string[][] = [];
   for (const run of c.others) {
@@ -113,14 +118,16 @@ function pairedSection(c: Context): string[] {
       const a = run.final![metric];
       const b = c.baseline.final?.[metric];
       if (!b || b.sum.length !== a.sum.length) continue;
-      rows.push([metric, run.name, formatInterval(pairedBootstrap(a, b, c.bootstrap), c.digits - 1, true)]);
+      const points = isFraction(a) && isFraction(b);
+      const difference = pairedBootstrap(a, b, { ...c.bootstrap, scale: points ? 100 : 1 });
+      rows.push([metric, run.name, formatInterval(difference, points ? c.digits - 1 : c.digits, true), points ? 'points' : 'metric units']);
     }
   }
   if (rows.length === 0) return [];
   return [
     `## Paired differences against ${c.baseline.name}`,
-    'run − baseline in points (× 100), same requests resampled for both; the interval is the paired percentile bootstrap.',
-    markdownTable(['metric', 'run', `difference [${Math.round(c.bootstrap.level * 100)}% interval]`], rows),
+    'run − baseline, the same requests resampled for both (paired percentile bootstrap); metrics in [0, 1] in points (× 100).',
+    markdownTable(['metric', 'run', `difference [${Math.round(c.bootstrap.level * 100)}% interval]`, 'unit'], rows),
   ];
 }
 
@@ -135,8 +142,8 @@ function stepsSection(c: Context): string[] {
   });
   if (rows.length === 0) return [];
   return [
-    `## Steps to ${c.baseline.name}'s final ${metric}`,
-    `The step (and elapsed time) at which each run first reaches ${c.baseline.name}'s ${metric} at step ${stepB}, linear between validation points; ratio = run / ${c.baseline.name}.`,
+    `## Steps to target: ${metric}`,
+    `The step (and elapsed time) at which each run first reaches the ${metric} of ${c.baseline.name} at its last validation step (${stepB}), linear between validation points; ratio = run / ${c.baseline.name}.`,
     markdownTable(['run', 'target', 'step', 'step ratio', 'time', 'time ratio'], rows),
   ];
 }
@@ -225,16 +232,16 @@ function contextOf(input: ReportInput, options: ReportOptions): Context {
  */
 export async function buildReport(input: ReportInput, options: ReportOptions = {}): Promise<Report> {
   const c = contextOf(input, options);
+  const head = [`# ${input.title}`, ...(input.notes ? [input.notes] : [])];
   const sections = [
-    [`# ${input.title}`, ...(input.notes ? [input.notes] : [])],
     finalSection(c),
     pairedSection(c),
     stepsSection(c),
     ['## Validation curves', ...validationFigures(c)],
     tracesSection(c),
     diagnosticsSection(c),
-  ].filter((lines) => lines.length > 1 || lines[0].startsWith('# '));
-  const markdown = sections.map((lines) => lines.join('\n\n')).join('\n\n') + '\n';
+  ].filter((lines) => lines.length > 1); // a heading alone: nothing to show
+  const markdown = [head, ...sections].map((lines) => lines.join('\n\n')).join('\n\n') + '\n';
   const figures = await Promise.all(c.figures.map(async ({ file, title, render }) => ({ file, title, svg: await render() })));
   return { markdown, figures };
 }
