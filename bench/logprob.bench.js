@@ -1,0 +1,112 @@
+// Log-prob scoring: plain forward and forward+backward at (2048, 32768) and (512, 151936), and the
+// fused LM head at (T=2048, H=512, V=32768). Every fast result is checked against the float64
+// reference in the same run before it is timed. Run: npm run build && node bench/logprob.bench.js
+import { getThreads, cpuPath, linearLogprobsSync, logprobsBackwardSync, logprobsSync } from '../dist/index.js';
+import { linearLogitsReference, logprobsReference } from '../dist/reference/logprob.js';
+import { native } from '../dist/binding.js';
+import { measureRoofs } from './roof.js';
+import { fixed, measure, once, peakRssMb, rssMb } from './timing.js';
+
+function randomLogits(n, seed) {
+  let state = seed >>> 0;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    out[i] = (state / 4294967296 - 0.5) * 8;
+  }
+  return out;
+}
+
+function targetsFor(rows, vocab) {
+  return Int32Array.from({ length: rows }, (_, t) => (t * 7919) % vocab);
+}
+
+function maxAbsDiff(a, b) {
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  return worst;
+}
+
+function verifyPlain(logits, targets) {
+  const sample = 64; // the float64 reference on every row would dominate the run; 64 rows suffice
+  const vocab = logits.length / targets.length;
+  const rows = logits.subarray(0, sample * vocab);
+  const ref = logprobsReference(rows, targets.subarray(0, sample));
+  const ours = logprobsSync(rows, targets.subarray(0, sample)).logp;
+  const error = maxAbsDiff(ours, ref.logp);
+  if (error > 1e-4) throw new Error(`logprobs differs from the reference by ${error}`);
+  return error;
+}
+
+function plainRows(roofs) {
+  const rows = [];
+  for (const [T, V] of [[2048, 32768], [512, 151936]]) {
+    const logits = randomLogits(T * V, T + V);
+    const targets = targetsFor(T, V);
+    const maxError = verifyPlain(logits, targets);
+    const gradLogp = new Float32Array(T).fill(1);
+    const gradOut = new Float32Array(T * V);
+    const bytes = logits.byteLength;
+    const forward = measure(`forward ${T}x${V}`, () => logprobsSync(logits, targets));
+    const forwardEntropy = measure(`forward+entropy ${T}x${V}`, () => logprobsSync(logits, targets, { entropy: true }));
+    const backward = measure(`backward ${T}x${V}`, () => logprobsBackwardSync(logits, targets, gradLogp, { out: gradOut }));
+    const refMs = once(() => logprobsReference(logits, targets));
+    rows.push({ kernel: 'logprobs forward', shape: `${T}x${V}`, ms: forward.ms, rme: forward.rme, GBs: bytes / forward.ms / 1e6,
+      roof: bytes / roofs.readGBs / 1e6 / forward.ms, vsRef: refMs / forward.ms, maxError });
+    rows.push({ kernel: 'forward + entropy', shape: `${T}x${V}`, ms: forwardEntropy.ms, rme: forwardEntropy.rme,
+      GBs: bytes / forwardEntropy.ms / 1e6, roof: bytes / roofs.readGBs / 1e6 / forwardEntropy.ms, vsRef: refMs / forwardEntropy.ms, maxError });
+    // forward + backward: logits read twice, gradient written once; roof = 2 reads + 1 write at read speed
+    const fb = forward.ms + backward.ms;
+    rows.push({ kernel: 'forward + backward', shape: `${T}x${V}`, ms: fb, rme: Math.max(forward.rme, backward.rme),
+      GBs: (3 * bytes) / fb / 1e6, roof: (3 * bytes) / roofs.readGBs / 1e6 / fb, vsRef: NaN, maxError });
+  }
+  return rows;
+}
+
+function fusedRows(roofs) {
+  const T = 2048, H = 512, V = 32768;
+  const hidden = randomLogits(T * H, 1).map((x) => x / 8);
+  const weight = randomLogits(V * H, 2).map((x) => x / 64);
+  const targets = targetsFor(T, V);
+  const check = 32;
+  const refLogits = linearLogitsReference(hidden.subarray(0, check * H), weight, check);
+  const error = maxAbsDiff(linearLogprobsSync(hidden.subarray(0, check * H), weight, targets.subarray(0, check)).logp,
+    logprobsReference(refLogits, targets.subarray(0, check)).logp);
+  if (error > 1e-3) throw new Error(`linearLogprobs differs from the reference by ${error}`);
+  const flops = 2 * T * H * V;
+  const rssBefore = rssMb();
+  const fused = measure('fused forward', () => linearLogprobsSync(hidden, weight, targets), 5);
+  const fusedPeakMb = peakRssMb() - rssBefore;
+  const gradLogp = new Float32Array(T).fill(1);
+  const fusedBackward = measure('fused backward', () => linearLogprobsBackward(hidden, weight, targets, gradLogp), 3);
+  const logits = new Float32Array(T * V); // [T, V]: the unfused path's 256 MB
+  const gemm = measure('GEMM alone', () => native().gemm?.(false, true, T, V, H, 1, hidden, H, weight, H, 0, logits, V, false), 5);
+  const unfused = measure('unfused (GEMM + logprobs)', () => {
+    native().gemm?.(false, true, T, V, H, 1, hidden, H, weight, H, 0, logits, V, false);
+    logprobsSync(logits, targets);
+  }, 5);
+  const workspaceMb = (256 * 4096 * 4) / 2 ** 20;
+  return [
+    { kernel: 'fused linear forward', shape: `${T}x${H}x${V}`, ms: fused.ms, rme: fused.rme, GFLOPs: flops / fused.ms / 1e6,
+      fmaRoof: flops / fused.ms / 1e6 / roofs.fmaGflops, vsGemm: fused.ms / gemm.ms, vsUnfused: fused.ms / unfused.ms, workspaceMb,
+      peakExtraMb: fusedPeakMb, maxError: error },
+    { kernel: 'fused linear backward', shape: `${T}x${H}x${V}`, ms: fusedBackward.ms, rme: fusedBackward.rme,
+      GFLOPs: (4 * flops) / fusedBackward.ms / 1e6, fmaRoof: (4 * flops) / fusedBackward.ms / 1e6 / roofs.fmaGflops,
+      vsGemm: fusedBackward.ms / gemm.ms, vsUnfused: NaN, workspaceMb, peakExtraMb: NaN, maxError: error },
+    { kernel: 'GEMM alone (NT)', shape: `${T}x${H}x${V}`, ms: gemm.ms, rme: gemm.rme, GFLOPs: flops / gemm.ms / 1e6,
+      fmaRoof: flops / gemm.ms / 1e6 / roofs.fmaGflops, vsGemm: 1, vsUnfused: NaN, workspaceMb: 256, peakExtraMb: NaN, maxError: NaN },
+  ];
+}
+
+function linearLogprobsBackward(hidden, weight, targets, gradLogp) {
+  return native().linearLogprobBackward(hidden, weight, null, targets, 512, 1, -100, 256, 4096, gradLogp, null,
+    new Float32Array(hidden.length), new Float32Array(weight.length), null, false, false);
+}
+
+const roofs = await measureRoofs();
+console.log(`cpu path ${cpuPath()}, ${getThreads()} threads; read roof ${fixed(roofs.readGBs, 1)} GB/s, FMA roof ${fixed(roofs.fmaGflops, 0)} GFLOP/s`);
+console.table(plainRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fixed(r.rme, 1)}%`, GBs: fixed(r.GBs, 1),
+  roof: `${fixed(100 * r.roof, 0)}%`, vsRef: `${fixed(r.vsRef, 0)}×`, maxError: r.maxError.toExponential(1) })));
+console.table(fusedRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fixed(r.rme, 1)}%`, GFLOPs: fixed(r.GFLOPs, 0),
+  fmaRoof: `${fixed(100 * r.fmaRoof, 0)}%`, vsGemm: `${fixed(r.vsGemm)}×`, vsUnfused: `${fixed(r.vsUnfused)}×`,
+  workspaceMb: fixed(r.workspaceMb, 0), peakExtraMb: fixed(r.peakExtraMb, 0), maxError: Number.isFinite(r.maxError) ? r.maxError.toExponential(1) : '' })));
