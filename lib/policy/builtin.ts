@@ -1,0 +1,226 @@
+// The built-in policy: the native Llama/Qwen-family decoder behind the Policy interface.
+// Calls on one model run one at a time (a promise chain); each runs off the event loop.
+import { native } from '../binding.js';
+import { fromNativeError, GrpoError } from '../errors.js';
+import { callAsync } from '../kernels/native-call.js';
+import * as check from '../validate.js';
+import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
+import { checkConfig, configToNative, type ModelConfig } from './config.js';
+import { IGNORE_INDEX, packBatch, repack, unpack } from './batch.js';
+import { generateWith } from './generate.js';
+import type { ModelHandle } from './native-model.js';
+import type {
+  GenerateOptions, Generation, LossFunction, Policy, ScoreOptions, ScoreResult, SequenceBatch, StepOptions, StepResult,
+} from './policy.js';
+import type { NamedTensor } from './safetensors.js';
+import type { Tokenizer } from './tokenizer.js';
+
+/** AdamW settings and the learning-rate schedule (linear warmup, then cosine decay to minLearningRate). */
+export interface OptimizerOptions {
+  /** @defaultValue 1e-3 */
+  learningRate?: number;
+  /** @defaultValue 0.9 */
+  beta1?: number;
+  /** @defaultValue 0.999 */
+  beta2?: number;
+  /** @defaultValue 1e-8 */
+  eps?: number;
+  /** Decoupled decay of weight matrices and embeddings (not norms or biases). @defaultValue 0.01 */
+  weightDecay?: number;
+  /** Clip the global gradient norm to this; 0 = off. @defaultValue 1 */
+  maxGradNorm?: number;
+  /** @defaultValue 0 */
+  warmupSteps?: number;
+  /** Steps of the cosine decay after warmup; 0 = constant rate. @defaultValue 0 */
+  decaySteps?: number;
+  /** @defaultValue 0 */
+  minLearningRate?: number;
+}
+
+export interface BuiltinOptions {
+  /** Initialisation seed (ignored when loading). @defaultValue 0 */
+  seed?: number;
+  tokenizer?: Tokenizer;
+  optimizer?: OptimizerOptions;
+}
+
+export const OPTIMIZER_DEFAULTS = Object.freeze({
+  learningRate: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, warmupSteps: 0, decaySteps: 0,
+  minLearningRate: 0,
+});
+
+const BUILTIN_KEYS = ['seed', 'tokenizer', 'optimizer'] as const;
+
+/** Learning rate of optimizer step `step` (1-based) under the schedule. */
+export function scheduledLearningRate(o: Required<OptimizerOptions>, step: number): number {
+  if (step <= o.warmupSteps) return (o.learningRate * step) / Math.max(o.warmupSteps, 1);
+  if (o.decaySteps <= 0) return o.learningRate;
+  const progress = Math.min((step - o.warmupSteps) / o.decaySteps, 1);
+  return o.minLearningRate + 0.5 * (o.learningRate - o.minLearningRate) * (1 + Math.cos(Math.PI * progress));
+}
+
+export class BuiltinPolicy implements Policy {
+  readonly config: ModelConfig;
+  readonly tokenizer: Tokenizer | undefined;
+  readonly frozen: boolean;
+  private handle: ModelHandle | undefined;
+  private readonly optimizer: Required<OptimizerOptions>;
+  private queue: Promise<unknown> = Promise.resolve();
+  private steps = 0;
+
+  private constructor(config: ModelConfig, handle: ModelHandle, tokenizer: Tokenizer | undefined, optimizer: OptimizerOptions, frozen: boolean) {
+    this.config = config;
+    this.handle = handle;
+    this.tokenizer = tokenizer;
+    this.optimizer = { ...OPTIMIZER_DEFAULTS, ...optimizer };
+    this.frozen = frozen;
+  }
+
+  /** A new model with weights drawn from N(0, 0.02²) keyed by `seed`. */
+  static create(config: ModelConfig, options: BuiltinOptions = {}): BuiltinPolicy {
+    check.knownKeys('BuiltinPolicy.create', options, BUILTIN_KEYS);
+    const seed = check.integer('BuiltinPolicy.create seed', options.seed ?? 0, 0);
+    checkConfig(config);
+    if (options.tokenizer && options.tokenizer.vocabSize > config.vocabSize) {
+      throw new GrpoError('GRPO_SHAPE_MISMATCH', `The tokenizer has ${options.tokenizer.vocabSize} tokens but config.vocabSize is ${config.vocabSize}`);
+    }
+    const handle = wrapNative(() => native().modelCreate(configToNative(config), seed));
+    return new BuiltinPolicy(config, handle, options.tokenizer, options.optimizer ?? {}, false);
+  }
+
+  /** Loads a Hugging Face-style folder (config.json, safetensors weights, tokenizer and optimizer state when present). */
+  static async load(dir: string, options: Omit<BuiltinOptions, 'seed'> = {}): Promise<BuiltinPolicy> {
+    const loaded = await loadCheckpoint(dir);
+    const policy = BuiltinPolicy.create(loaded.config, { tokenizer: options.tokenizer ?? loaded.tokenizer, optimizer: options.optimizer });
+    policy.setTensors(loaded.tensors);
+    if (loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
+    return policy;
+  }
+
+  parameterCount(): number {
+    return this.tensorList().reduce((sum, t) => sum + t.shape.reduce((a, b) => a * b, 1), 0);
+  }
+
+  /** Names and shapes of the parameter tensors (Hugging Face names). */
+  tensorList(): { name: string; shape: number[] }[] {
+    return native().modelTensors(this.live());
+  }
+
+  /** Copies of all parameter tensors. */
+  getTensors(): NamedTensor[] {
+    return this.tensorList().map(({ name, shape }) => {
+      const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+      wrapNative(() => native().modelGetTensor(this.live(), name, data));
+      return { name, shape, data };
+    });
+  }
+
+  /** Replaces parameters by name; every tensor of the model must be given once, with its shape. */
+  setTensors(tensors: readonly NamedTensor[]): void {
+    const byName = new Map(tensors.map((t) => [t.name, t]));
+    for (const { name, shape } of this.tensorList()) {
+      const t = byName.get(name);
+      if (!t) throw new GrpoError('GRPO_DATA_FORMAT', `The checkpoint has no tensor "${name}" (shape [${shape}])`);
+      if (t.shape.join() !== shape.join()) {
+        throw new GrpoError('GRPO_SHAPE_MISMATCH', `Tensor "${name}" has shape [${t.shape}] but the config needs [${shape}]`);
+      }
+      wrapNative(() => native().modelSetTensor(this.live(), name, t.data));
+    }
+  }
+
+  getOptimizerState(): OptimizerState {
+    const n = this.parameterCount();
+    const m = new Float32Array(n), v = new Float32Array(n);
+    const step = wrapNative(() => native().modelGetOptimizer(this.live(), m, v));
+    return { m, v, step };
+  }
+
+  setOptimizerState(state: OptimizerState): void {
+    wrapNative(() => native().modelSetOptimizer(this.live(), state.m, state.v, state.step));
+    this.steps = state.step;
+  }
+
+  /** Full logits [T, vocab] of each sequence packed end to end (tests and parity checks). */
+  logits(sequences: readonly ArrayLike<number>[]): Promise<Float32Array> {
+    return this.serial(() => {
+      const packed = packBatch({ prompts: sequences, completions: sequences.map(() => []) }, this.config.vocabSize, this.config.maxPositions);
+      const out = new Float32Array(packed.tokens.length * this.config.vocabSize);
+      return callAsync((a) => native().modelLogits(this.live(), packed.tokens, packed.offsets, out, a), () => out);
+    });
+  }
+
+  score(batch: SequenceBatch, options: ScoreOptions = {}): Promise<ScoreResult> {
+    return this.serial(() => this.scoreNow(batch, options, false).then((r) => r.scores));
+  }
+
+  step(batch: SequenceBatch, loss: LossFunction, options: StepOptions = {}): Promise<StepResult> {
+    if (this.frozen) return Promise.reject(new GrpoError('GRPO_UNSUPPORTED', 'This policy is a frozen reference copy; it cannot train'));
+    return this.serial(async () => {
+      const { scores, packed } = await this.scoreNow(batch, options, true);
+      const out = loss(scores, batch);
+      const gradLogp = repack('loss gradLogp', out.gradLogp, packed);
+      const gradEntropy = out.gradEntropy ? repack('loss gradEntropy', out.gradEntropy, packed) : null;
+      await callAsync((a) => native().modelBackward(this.live(), gradLogp, gradEntropy, a), () => undefined);
+      options.onProgress?.(0.9);
+      const learningRate = options.learningRate ?? scheduledLearningRate(this.optimizer, this.steps + 1);
+      const o = this.optimizer, norm = new Float32Array(1);
+      await callAsync((a) => native().modelAdamw(this.live(), learningRate, o.beta1, o.beta2, o.eps, o.weightDecay, o.maxGradNorm, norm, a), () => undefined);
+      options.onProgress?.(1);
+      return { loss: out.loss, gradNorm: norm[0], learningRate, step: ++this.steps };
+    });
+  }
+
+  generate(prompts: readonly (ArrayLike<number> | string)[], options: GenerateOptions = {}): Promise<Generation[]> {
+    return this.serial(() => generateWith(this.live(), this.config, this.tokenizer, prompts, options));
+  }
+
+  /** A frozen copy of the parameters (no optimizer state). */
+  clone(): Promise<BuiltinPolicy> {
+    return this.serial(async () => {
+      const handle = wrapNative(() => native().modelClone(this.live()));
+      return new BuiltinPolicy(this.config, handle, this.tokenizer, this.optimizer, true);
+    });
+  }
+
+  /** Writes config, weights, tokenizer, generation settings and optimizer state (atomically). */
+  save(dir: string): Promise<void> {
+    return this.serial(() => saveCheckpoint(dir, {
+      config: this.config, tensors: this.getTensors(), tokenizer: this.tokenizer, optimizer: this.frozen ? undefined : this.getOptimizerState(),
+    }));
+  }
+
+  dispose(): void {
+    if (this.handle) native().modelDispose(this.handle);
+    this.handle = undefined;
+  }
+
+  private async scoreNow(batch: SequenceBatch, options: ScoreOptions, train: boolean) {
+    check.knownKeys('score options', options, ['temperature', 'onProgress', 'learningRate']);
+    const temperature = check.number('score temperature', options.temperature ?? 1, (t) => t > 0 && Number.isFinite(t), 'to be finite and > 0');
+    const packed = packBatch(batch, this.config.vocabSize, this.config.maxPositions);
+    const T = packed.tokens.length, logp = new Float32Array(T), entropy = new Float32Array(T);
+    await callAsync((a) => native().modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, temperature, IGNORE_INDEX, train, logp, entropy, a), () => undefined);
+    options.onProgress?.(train ? 0.5 : 1);
+    return { scores: { logp: unpack(logp, packed), entropy: unpack(entropy, packed) }, packed };
+  }
+
+  private live(): ModelHandle {
+    if (!this.handle) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'This policy has been disposed');
+    return this.handle;
+  }
+
+  /** Runs `body` after every earlier call on this model has settled. */
+  private serial<T>(body: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(() => body());
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function wrapNative<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (error) {
+    throw fromNativeError(error);
+  }
+}

@@ -1,0 +1,102 @@
+// Checkpoint folders in the Hugging Face layout: config.json, model.safetensors (or shards),
+// tokenizer files, generation_config.json and, for resuming, optimizer.safetensors + trainer_state.json.
+// Everything is written into a temporary sibling folder and renamed into place, so a crash never
+// leaves a half-written checkpoint under the final name.
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { GrpoError } from '../errors.js';
+import { configFromHf, configToHf, type ModelConfig } from './config.js';
+import { readModelWeights, readSafetensors, writeJsonFile, writeModelWeights, writeSafetensors, type NamedTensor } from './safetensors.js';
+import { Tokenizer } from './tokenizer.js';
+
+/** Optimizer state for resuming exactly: AdamW moments [parameters] and the step count. */
+export interface OptimizerState {
+  m: Float32Array;
+  v: Float32Array;
+  step: number;
+}
+
+export interface CheckpointContents {
+  config: ModelConfig;
+  tensors: NamedTensor[];
+  tokenizer?: Tokenizer;
+  optimizer?: OptimizerState;
+  /** Written to generation_config.json. @defaultValue {} */
+  generation?: Record<string, unknown>;
+  /** Shard model.safetensors above this many bytes. @defaultValue 4 GiB */
+  maxShardBytes?: number;
+}
+
+const DEFAULT_MAX_SHARD_BYTES = 4 * 1024 ** 3;
+
+async function writeContents(dir: string, c: CheckpointContents): Promise<void> {
+  await writeJsonFile(join(dir, 'config.json'), configToHf(c.config));
+  await writeModelWeights(dir, c.tensors, c.maxShardBytes ?? DEFAULT_MAX_SHARD_BYTES);
+  const eos = c.tokenizer?.eosTokenId;
+  await writeJsonFile(join(dir, 'generation_config.json'), { ...(eos === undefined ? {} : { eos_token_id: eos }), ...c.generation });
+  if (c.tokenizer) {
+    const { tokenizer, config } = c.tokenizer.toJson();
+    await writeJsonFile(join(dir, 'tokenizer.json'), tokenizer);
+    await writeJsonFile(join(dir, 'tokenizer_config.json'), config);
+  }
+  if (c.optimizer) {
+    await writeSafetensors(join(dir, 'optimizer.safetensors'), [
+      { name: 'exp_avg', shape: [c.optimizer.m.length], data: c.optimizer.m },
+      { name: 'exp_avg_sq', shape: [c.optimizer.v.length], data: c.optimizer.v },
+    ]);
+    await writeJsonFile(join(dir, 'trainer_state.json'), { global_step: c.optimizer.step });
+  }
+}
+
+/** Writes a checkpoint folder: into `<dir>.tmp-<pid>-<time>`, then renamed to `dir` (replacing an old one). */
+export async function saveCheckpoint(dir: string, contents: CheckpointContents): Promise<void> {
+  const stamp = `${process.pid}-${Date.now()}`;
+  const temp = join(dirname(dir), `.${basename(dir)}.tmp-${stamp}`);
+  await mkdir(temp, { recursive: true });
+  try {
+    await writeContents(temp, contents);
+  } catch (error) {
+    await rm(temp, { recursive: true, force: true });
+    throw error;
+  }
+  const old = join(dirname(dir), `.${basename(dir)}.old-${stamp}`);
+  const replacing = existsSync(dir);
+  if (replacing) await rename(dir, old);
+  await rename(temp, dir);
+  if (replacing) await rm(old, { recursive: true, force: true });
+}
+
+export interface LoadedCheckpoint {
+  config: ModelConfig;
+  tensors: NamedTensor[];
+  tokenizer?: Tokenizer;
+  optimizer?: OptimizerState;
+}
+
+async function readJson(path: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+async function readOptimizer(dir: string): Promise<OptimizerState | undefined> {
+  if (!existsSync(join(dir, 'optimizer.safetensors'))) return undefined;
+  const tensors = await readSafetensors(join(dir, 'optimizer.safetensors'));
+  const state = (await readJson(join(dir, 'trainer_state.json'))) as { global_step?: number };
+  const m = tensors.find((t) => t.name === 'exp_avg'), v = tensors.find((t) => t.name === 'exp_avg_sq');
+  if (!m || !v || typeof state.global_step !== 'number') {
+    throw new GrpoError('GRPO_DATA_FORMAT', `${dir}: optimizer.safetensors needs exp_avg and exp_avg_sq, trainer_state.json a global_step`);
+  }
+  return { m: m.data, v: v.data, step: state.global_step };
+}
+
+/** Reads a checkpoint folder (config, weights, tokenizer and optimizer state when present). */
+export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
+  const config = configFromHf(await readJson(join(dir, 'config.json')));
+  const tensors = await readModelWeights(dir);
+  const tokenizer = existsSync(join(dir, 'tokenizer.json')) ? await Tokenizer.fromFolder(dir) : undefined;
+  return { config, tensors, tokenizer, optimizer: await readOptimizer(dir) };
+}

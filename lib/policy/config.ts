@@ -1,0 +1,133 @@
+// Model configuration: read from and written to a Hugging Face config.json (Llama / Qwen2 family).
+import { GrpoError } from '../errors.js';
+
+/** Shape of a Llama/Qwen-family decoder. */
+export interface ModelConfig {
+  vocabSize: number;
+  hiddenSize: number;
+  intermediateSize: number;
+  numLayers: number;
+  numHeads: number;
+  /** Grouped-query attention: numHeads must be a multiple of it. */
+  numKvHeads: number;
+  /** @defaultValue hiddenSize / numHeads */
+  headDim: number;
+  maxPositions: number;
+  /** @defaultValue 1e-6 */
+  rmsNormEps: number;
+  /** @defaultValue 10000 */
+  ropeTheta: number;
+  tieEmbeddings: boolean;
+  /** Bias on the q/k/v projections (Qwen2). */
+  attentionBias: boolean;
+  /** Written to config.json "architectures". @defaultValue 'LlamaForCausalLM' (or Qwen2 with attentionBias) */
+  architecture: SupportedArchitecture;
+}
+
+export const SUPPORTED_ARCHITECTURES = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'MistralForCausalLM'] as const;
+export type SupportedArchitecture = (typeof SUPPORTED_ARCHITECTURES)[number];
+
+type Json = Record<string, unknown>;
+
+function field(json: Json, key: string, fallback?: number): number {
+  const value = json[key] ?? fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new GrpoError('GRPO_DATA_FORMAT', `config.json: expected a number for "${key}" but received ${JSON.stringify(json[key])}`);
+  }
+  return value;
+}
+
+function architectureOf(json: Json): SupportedArchitecture {
+  const list = json.architectures;
+  const name = Array.isArray(list) && typeof list[0] === 'string' ? list[0] : undefined;
+  if (name === undefined) {
+    const type = json.model_type;
+    if (type === 'llama') return 'LlamaForCausalLM';
+    if (type === 'qwen2') return 'Qwen2ForCausalLM';
+    if (type === 'mistral') return 'MistralForCausalLM';
+  }
+  if (!SUPPORTED_ARCHITECTURES.includes(name as SupportedArchitecture)) {
+    throw new GrpoError('GRPO_UNSUPPORTED',
+      `config.json: architecture ${JSON.stringify(name ?? json.model_type)} is not supported; expected one of ${SUPPORTED_ARCHITECTURES.join(', ')}`);
+  }
+  return name as SupportedArchitecture;
+}
+
+function rejectUnsupported(json: Json): void {
+  if (json.rope_scaling != null) {
+    throw new GrpoError('GRPO_UNSUPPORTED', `config.json: rope_scaling ${JSON.stringify(json.rope_scaling)} is not supported (plain RoPE only)`);
+  }
+  const act = json.hidden_act ?? 'silu';
+  if (act !== 'silu') throw new GrpoError('GRPO_UNSUPPORTED', `config.json: hidden_act "${String(act)}" is not supported (silu only)`);
+  if (json.mlp_bias === true) throw new GrpoError('GRPO_UNSUPPORTED', 'config.json: mlp_bias = true is not supported');
+}
+
+/** Reads a parsed Hugging Face config.json; unsupported architectures or options throw GRPO_UNSUPPORTED. */
+export function configFromHf(json: unknown): ModelConfig {
+  if (json === null || typeof json !== 'object') throw new GrpoError('GRPO_DATA_FORMAT', 'config.json: expected a JSON object');
+  const j = json as Json;
+  const architecture = architectureOf(j);
+  rejectUnsupported(j);
+  const hiddenSize = field(j, 'hidden_size'), numHeads = field(j, 'num_attention_heads');
+  return checkConfig({
+    vocabSize: field(j, 'vocab_size'),
+    hiddenSize,
+    intermediateSize: field(j, 'intermediate_size'),
+    numLayers: field(j, 'num_hidden_layers'),
+    numHeads,
+    numKvHeads: field(j, 'num_key_value_heads', numHeads),
+    headDim: field(j, 'head_dim', hiddenSize / numHeads),
+    maxPositions: field(j, 'max_position_embeddings'),
+    rmsNormEps: field(j, 'rms_norm_eps', 1e-6),
+    ropeTheta: field(j, 'rope_theta', 10000),
+    tieEmbeddings: j.tie_word_embeddings === true,
+    attentionBias: architecture === 'Qwen2ForCausalLM' || j.attention_bias === true,
+    architecture,
+  });
+}
+
+/** The config.json a Hugging Face loader reads back into the same model. */
+export function configToHf(c: ModelConfig): Json {
+  return {
+    architectures: [c.architecture],
+    model_type: c.architecture === 'Qwen2ForCausalLM' ? 'qwen2' : c.architecture === 'MistralForCausalLM' ? 'mistral' : 'llama',
+    vocab_size: c.vocabSize,
+    hidden_size: c.hiddenSize,
+    intermediate_size: c.intermediateSize,
+    num_hidden_layers: c.numLayers,
+    num_attention_heads: c.numHeads,
+    num_key_value_heads: c.numKvHeads,
+    head_dim: c.headDim,
+    max_position_embeddings: c.maxPositions,
+    rms_norm_eps: c.rmsNormEps,
+    rope_theta: c.ropeTheta,
+    tie_word_embeddings: c.tieEmbeddings,
+    attention_bias: c.attentionBias,
+    hidden_act: 'silu',
+    torch_dtype: 'float32',
+  };
+}
+
+const INTEGER_FIELDS = ['vocabSize', 'hiddenSize', 'intermediateSize', 'numLayers', 'numHeads', 'numKvHeads', 'headDim', 'maxPositions'] as const;
+
+/** Checks a config's fields (typed errors naming the field); returns it. */
+export function checkConfig(c: ModelConfig): ModelConfig {
+  for (const key of INTEGER_FIELDS) {
+    if (!Number.isInteger(c[key]) || c[key] < 1) {
+      throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.${key} to be a positive integer but received ${String(c[key])}`);
+    }
+  }
+  if (c.numHeads % c.numKvHeads !== 0) {
+    throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.numHeads (${c.numHeads}) to be a multiple of numKvHeads (${c.numKvHeads})`);
+  }
+  if (c.headDim % 2 !== 0) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.headDim to be even but received ${c.headDim}`);
+  if (!(c.rmsNormEps > 0)) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.rmsNormEps > 0 but received ${c.rmsNormEps}`);
+  if (!(c.ropeTheta > 1)) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.ropeTheta > 1 but received ${c.ropeTheta}`);
+  return c;
+}
+
+/** The config as the addon's Float64Array[12] (grpo_model_config field order). */
+export function configToNative(c: ModelConfig): Float64Array {
+  return Float64Array.of(c.vocabSize, c.hiddenSize, c.intermediateSize, c.numLayers, c.numHeads, c.numKvHeads, c.headDim,
+    c.maxPositions, c.rmsNormEps, c.ropeTheta, c.tieEmbeddings ? 1 : 0, c.attentionBias ? 1 : 0);
+}

@@ -1,0 +1,88 @@
+// Generation through the native model: prompt checks, one batched call with the KV cache, then
+// decoding and stop strings (cut after the first match; native stopping covers stop tokens).
+import { native } from '../binding.js';
+import { GrpoError } from '../errors.js';
+import { callAsync } from '../kernels/native-call.js';
+import * as check from '../validate.js';
+import type { ModelConfig } from './config.js';
+import type { ModelHandle } from './native-model.js';
+import type { GenerateOptions, Generation } from './policy.js';
+import type { Tokenizer } from './tokenizer.js';
+
+export const GENERATE_DEFAULTS = Object.freeze({ maxNewTokens: 64, temperature: 1, topK: 0, topP: 1, seed: 0 });
+const KEYS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'stopTokens', 'stopStrings'] as const;
+
+function promptIds(prompt: ArrayLike<number> | string, i: number, config: ModelConfig, tokenizer: Tokenizer | undefined): ArrayLike<number> {
+  if (typeof prompt === 'string') {
+    if (!tokenizer) throw new GrpoError('GRPO_INVALID_ARGUMENT', `prompts[${i}] is text but this policy has no tokenizer; pass token ids`);
+    return tokenizer.encode(prompt).ids;
+  }
+  if (prompt.length === 0) throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected prompts[${i}] to hold at least one token but it is empty`);
+  for (let t = 0; t < prompt.length; t++) {
+    if (!Number.isInteger(prompt[t]) || prompt[t] < 0 || prompt[t] >= config.vocabSize) {
+      throw new GrpoError('GRPO_INDEX_RANGE', `Expected prompts[${i}][${t}] to be a token id in [0, ${config.vocabSize}) but received ${prompt[t]}`);
+    }
+  }
+  if (prompt.length >= config.maxPositions) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH', `prompts[${i}] has ${prompt.length} tokens, leaving no room under max_position_embeddings = ${config.maxPositions}`);
+  }
+  return prompt;
+}
+
+function resolve(options: GenerateOptions, config: ModelConfig, tokenizer: Tokenizer | undefined) {
+  check.knownKeys('generate options', options, KEYS);
+  const d = GENERATE_DEFAULTS;
+  const stopTokens = Int32Array.from(options.stopTokens ?? (tokenizer?.eosTokenId === undefined ? [] : [tokenizer.eosTokenId]));
+  stopTokens.forEach((id, i) => check.integer(`generate stopTokens[${i}]`, id, 0, config.vocabSize - 1));
+  const stopStrings = options.stopStrings ?? [];
+  if (stopStrings.length > 0 && !tokenizer) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'generate stopStrings needs a policy with a tokenizer');
+  return {
+    maxNewTokens: check.integer('generate maxNewTokens', options.maxNewTokens ?? d.maxNewTokens, 0, 1 << 24),
+    temperature: check.number('generate temperature', options.temperature ?? d.temperature, (t) => t >= 0 && Number.isFinite(t), 'to be finite and >= 0'),
+    topK: check.integer('generate topK', options.topK ?? d.topK, 0),
+    topP: check.number('generate topP', options.topP ?? d.topP, (p) => p > 0 && p <= 1, 'to be in (0, 1]'),
+    seed: check.integer('generate seed', options.seed ?? d.seed, 0),
+    stopTokens,
+    stopStrings,
+  };
+}
+
+/** Cuts a completion after the first stop string: the fewest tokens whose text contains it. */
+function applyStopStrings(g: Generation, stops: readonly string[], tokenizer: Tokenizer): Generation {
+  const text = g.text ?? '';
+  let cut = -1;
+  for (const s of stops) {
+    const at = text.indexOf(s);
+    if (at >= 0 && (cut < 0 || at + s.length < cut)) cut = at + s.length;
+  }
+  if (cut < 0) return g;
+  let keep = 1;
+  while (keep < g.tokens.length && tokenizer.decode(g.tokens.subarray(0, keep), { skipSpecialTokens: true }).length < cut) keep++;
+  return { tokens: g.tokens.slice(0, keep), logp: g.logp.slice(0, keep), text: text.slice(0, cut), truncated: false };
+}
+
+export async function generateWith(
+  handle: ModelHandle, config: ModelConfig, tokenizer: Tokenizer | undefined, prompts: readonly (ArrayLike<number> | string)[],
+  options: GenerateOptions,
+): Promise<Generation[]> {
+  if (!Array.isArray(prompts) || prompts.length === 0) throw new GrpoError('GRPO_SHAPE_MISMATCH', 'Expected a non-empty array of prompts');
+  const o = resolve(options, config, tokenizer);
+  const ids = prompts.map((p, i) => promptIds(p, i, config, tokenizer));
+  const offsets = new Float64Array(ids.length + 1);
+  ids.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
+  const packed = new Int32Array(offsets[ids.length]);
+  ids.forEach((p, i) => packed.set(Array.from(p), offsets[i]));
+  const n = ids.length, N = o.maxNewTokens;
+  const tokens = new Int32Array(n * N), logp = new Float32Array(n * N), lengths = new Float64Array(n), truncated = new Uint8Array(n);
+  await callAsync((a) => native().modelGenerate(handle, packed, offsets, N, o.temperature, o.topK, o.topP, o.seed, o.stopTokens,
+    tokens, logp, lengths, truncated, a), () => undefined);
+  return ids.map((_, i) => {
+    const g: Generation = {
+      tokens: tokens.slice(i * N, i * N + lengths[i]),
+      logp: logp.slice(i * N, i * N + lengths[i]),
+      truncated: truncated[i] === 1,
+    };
+    if (tokenizer) g.text = tokenizer.decode(g.tokens, { skipSpecialTokens: true });
+    return tokenizer && o.stopStrings.length > 0 ? applyStopStrings(g, o.stopStrings, tokenizer) : g;
+  });
+}

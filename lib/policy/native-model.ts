@@ -1,0 +1,41 @@
+// The raw addon calls of the built-in model (native/addon/model_addon.cc), merged into NativeBinding.
+import type { NativeBinding } from '../native-types.js';
+
+type F32 = Float32Array;
+type I32 = Int32Array;
+type F64 = Float64Array;
+type Done = Promise<void> | undefined;
+
+/** Opaque handle of a native model (freed by the garbage collector or modelDispose). */
+export type ModelHandle = { readonly __model: unique symbol };
+
+declare module '../native-types.js' {
+  interface NativeBinding {
+    modelCreate(config: F64, seed: number): ModelHandle;
+    modelClone(model: ModelHandle): ModelHandle;
+    modelDispose(model: ModelHandle): void;
+    modelTensors(model: ModelHandle): { name: string; shape: number[] }[];
+    modelGetTensor(model: ModelHandle, name: string, out: F32): void;
+    modelSetTensor(model: ModelHandle, name: string, values: F32): void;
+    modelScore(
+      model: ModelHandle, tokens: I32, offsets: F64, targets: I32, temperature: number, ignoreIndex: number,
+      train: boolean, logp: F32, entropy: F32 | null, async: boolean,
+    ): Done;
+    modelLogits(model: ModelHandle, tokens: I32, offsets: F64, logits: F32, async: boolean): Done;
+    modelBackward(model: ModelHandle, gradLogp: F32, gradEntropy: F32 | null, async: boolean): Done;
+    modelZeroGrad(model: ModelHandle): void;
+    modelAdamw(
+      model: ModelHandle, lr: number, beta1: number, beta2: number, eps: number, weightDecay: number,
+      maxGradNorm: number, gradNorm: F32, async: boolean,
+    ): Done;
+    modelGetOptimizer(model: ModelHandle, m: F32, v: F32): number;
+    modelSetOptimizer(model: ModelHandle, m: F32, v: F32, step: number): void;
+    modelGenerate(
+      model: ModelHandle, prompts: I32, offsets: F64, maxNewTokens: number, temperature: number, topK: number,
+      topP: number, seed: number, stopTokens: I32, outTokens: I32, outLogp: F32, outLengths: F64, truncated: Uint8Array,
+      async: boolean,
+    ): Done;
+  }
+}
+
+export type { NativeBinding };

@@ -1,0 +1,143 @@
+// Hugging Face tokenizer.json through @huggingface/tokenizers, with character offsets per token
+// (that library has none, so they come from decoding growing prefixes), and chat templates from
+// tokenizer_config.json rendered with @huggingface/jinja.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Template } from '@huggingface/jinja';
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import { GrpoError } from '../errors.js';
+
+/** One chat message for {@link Tokenizer.applyChatTemplate}. */
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+/** Token ids and, per token, the [start, end) character span it decodes to. */
+export interface Encoded {
+  ids: Int32Array;
+  /** offsets [tokens, 2]: start and end of token i at 2i, 2i + 1 */
+  offsets: Int32Array;
+}
+
+type Json = Record<string, unknown>;
+
+const REPLACEMENT = '\uFFFD';
+
+export class Tokenizer {
+  readonly vocabSize: number;
+  readonly eosTokenId: number | undefined;
+  readonly bosTokenId: number | undefined;
+  private readonly inner: HfTokenizer;
+  private readonly chatTemplate: string | undefined;
+  private readonly config: Json;
+  private readonly json: Json;
+
+  /** From the parsed tokenizer.json and (optionally) tokenizer_config.json. */
+  constructor(tokenizerJson: Json, tokenizerConfig: Json = {}) {
+    try {
+      this.inner = new HfTokenizer(tokenizerJson, tokenizerConfig);
+    } catch (error) {
+      throw new GrpoError('GRPO_DATA_FORMAT', `tokenizer.json could not be loaded: ${(error as Error).message}`, { cause: error });
+    }
+    this.config = tokenizerConfig;
+    this.json = tokenizerJson;
+    this.chatTemplate = typeof tokenizerConfig.chat_template === 'string' ? tokenizerConfig.chat_template : undefined;
+    this.vocabSize = vocabSizeOf(tokenizerJson);
+    this.eosTokenId = this.idOf(tokenizerConfig.eos_token);
+    this.bosTokenId = this.idOf(tokenizerConfig.bos_token);
+  }
+
+  /** Loads tokenizer.json (and tokenizer_config.json when present) from a folder. */
+  static async fromFolder(dir: string): Promise<Tokenizer> {
+    const json = await readJson(join(dir, 'tokenizer.json'));
+    const configPath = join(dir, 'tokenizer_config.json');
+    const config = existsSync(configPath) ? await readJson(configPath) : {};
+    return new Tokenizer(json, config);
+  }
+
+  /** The tokenizer.json and tokenizer_config.json this tokenizer was built from (saved beside a checkpoint). */
+  toJson(): { tokenizer: Json; config: Json } {
+    return { tokenizer: this.json, config: this.config };
+  }
+
+  /** Token ids of `text` with the character span of each token. */
+  encode(text: string, options: { addSpecialTokens?: boolean } = {}): Encoded {
+    const ids = Int32Array.from(this.inner.encode(text, { add_special_tokens: options.addSpecialTokens ?? false }).ids);
+    return { ids, offsets: this.offsets(ids) };
+  }
+
+  decode(ids: ArrayLike<number>, options: { skipSpecialTokens?: boolean } = {}): string {
+    return this.inner.decode(Array.from(ids), { skip_special_tokens: options.skipSpecialTokens ?? false });
+  }
+
+  /**
+   * offsets [tokens, 2] in the decoded text: token i spans [L(i), L(i+1)) where L(i) is the length of the
+   * decoding of ids[0 .. i) without a trailing partial character. A token ending inside a multi-byte
+   * character gets an empty span; the token that completes the character covers it.
+   */
+  offsets(ids: ArrayLike<number>): Int32Array {
+    const out = new Int32Array(2 * ids.length);
+    const all = Array.from(ids);
+    let previous = 0;
+    for (let i = 0; i < all.length; i++) {
+      let text = this.inner.decode(all.slice(0, i + 1), { skip_special_tokens: false });
+      if (i + 1 < all.length) while (text.endsWith(REPLACEMENT)) text = text.slice(0, -1);
+      const end = Math.max(previous, text.length);
+      out[2 * i] = previous;
+      out[2 * i + 1] = end;
+      previous = end;
+    }
+    return out;
+  }
+
+  /** The id of a token string, or undefined. */
+  tokenId(token: string): number | undefined {
+    return this.inner.token_to_id(token);
+  }
+
+  /** Renders the chat template of tokenizer_config.json. */
+  applyChatTemplate(messages: readonly ChatMessage[], options: { addGenerationPrompt?: boolean } = {}): string {
+    if (!this.chatTemplate) throw new GrpoError('GRPO_UNSUPPORTED', 'this tokenizer has no chat_template in tokenizer_config.json');
+    return new Template(this.chatTemplate).render({
+      messages: messages.map((m) => ({ ...m })),
+      add_generation_prompt: options.addGenerationPrompt ?? true,
+      bos_token: tokenText(this.config.bos_token) ?? '',
+      eos_token: tokenText(this.config.eos_token) ?? '',
+    });
+  }
+
+  private idOf(token: unknown): number | undefined {
+    const text = tokenText(token);
+    return text === undefined ? undefined : this.inner.token_to_id(text);
+  }
+}
+
+function tokenText(token: unknown): string | undefined {
+  if (typeof token === 'string') return token;
+  if (token && typeof token === 'object' && typeof (token as Json).content === 'string') return (token as Json).content as string;
+  return undefined;
+}
+
+function vocabSizeOf(json: Json): number {
+  const model = json.model as Json | undefined;
+  const vocab = model?.vocab;
+  let size = vocab && typeof vocab === 'object' ? (Array.isArray(vocab) ? vocab.length : Math.max(-1, ...Object.values(vocab as Record<string, number>)) + 1) : 0;
+  for (const t of (json.added_tokens as { id: number }[] | undefined) ?? []) size = Math.max(size, t.id + 1);
+  return size;
+}
+
+async function readJson(path: string): Promise<Json> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return JSON.parse(text) as Json;
+  } catch (error) {
+    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: not valid JSON (${(error as Error).message})`, { cause: error });
+  }
+}

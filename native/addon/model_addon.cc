@@ -1,0 +1,238 @@
+// Bindings of the built-in model (grpo/model.h). A model is a JS External owning a grpo_model*;
+// the garbage collector frees it, modelDispose frees it early. Heavy calls take `async`.
+#include <string>
+#include <vector>
+
+#include "grpo/model.h"
+#include "napi_util.h"
+#include "registry.h"
+
+namespace grpo::addon {
+
+namespace {
+
+struct Handle {
+  grpo_model* model = nullptr;
+  ~Handle() { grpo_model_destroy(model); }
+};
+
+Napi::Value wrap(Napi::Env env, grpo_model* model) {
+  return Napi::External<Handle>::New(env, new Handle{model}, [](Napi::Env, Handle* h) { delete h; });
+}
+
+grpo_model* model_arg(const Napi::CallbackInfo& info) {
+  if (!info[0].IsExternal()) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "model is not a model handle");
+  grpo_model* model = info[0].As<Napi::External<Handle>>().Data()->model;
+  if (!model) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "the model has been disposed");
+  return model;
+}
+
+void check(Napi::Env env, grpo_status status) {
+  if (status != GRPO_OK) throw_status(env, status, grpo_last_error());
+}
+
+// Offsets arrive as a Float64Array of integers; the C ABI takes int64.
+std::vector<int64_t> offsets_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  auto view = view_arg<double>(info, index, name);
+  return std::vector<int64_t>(view.data, view.data + view.length);
+}
+
+void check_offsets(Napi::Env env, const std::vector<int64_t>& offsets, int64_t tokens) {
+  if (offsets.size() < 2 || offsets.back() != tokens) throw_status(env, GRPO_ERR_SHAPE, "offsets must end at the token count");
+}
+
+// (config Float64Array[12], seed)
+Napi::Value create(const Napi::CallbackInfo& info) {
+  auto f = view_arg<double>(info, 0, "config");
+  expect_length(info.Env(), f, 12, "config");
+  const auto i = [&](int k) { return static_cast<int64_t>(f.data[k]); };
+  grpo_model_config c{i(0), i(1), i(2), i(3), i(4), i(5), i(6), i(7), static_cast<float>(f.data[8]), static_cast<float>(f.data[9]),
+                      static_cast<int32_t>(i(10)), static_cast<int32_t>(i(11))};
+  grpo_model* model = nullptr;
+  check(info.Env(), grpo_model_create(&c, static_cast<uint64_t>(int_arg(info, 1, "seed")), &model));
+  return wrap(info.Env(), model);
+}
+
+Napi::Value clone(const Napi::CallbackInfo& info) {
+  grpo_model* copy = nullptr;
+  check(info.Env(), grpo_model_clone(model_arg(info), &copy));
+  return wrap(info.Env(), copy);
+}
+
+Napi::Value dispose(const Napi::CallbackInfo& info) {
+  if (info[0].IsExternal()) {
+    Handle* h = info[0].As<Napi::External<Handle>>().Data();
+    grpo_model_destroy(h->model);
+    h->model = nullptr;
+  }
+  return info.Env().Undefined();
+}
+
+// → [{ name, shape }] in layout order
+Napi::Value tensors(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  grpo_model* model = model_arg(info);
+  const int64_t n = grpo_model_num_tensors(model);
+  Napi::Array list = Napi::Array::New(env, static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const char* name;
+    int64_t ndim, shape[2];
+    check(env, grpo_model_tensor_info(model, i, &name, &ndim, shape));
+    Napi::Array dims = Napi::Array::New(env, static_cast<size_t>(ndim));
+    for (int64_t d = 0; d < ndim; ++d) dims.Set(static_cast<uint32_t>(d), Napi::Number::New(env, static_cast<double>(shape[d])));
+    Napi::Object entry = Napi::Object::New(env);
+    entry.Set("name", name);
+    entry.Set("shape", dims);
+    list.Set(static_cast<uint32_t>(i), entry);
+  }
+  return list;
+}
+
+Napi::Value get_tensor(const Napi::CallbackInfo& info) {
+  auto out = view_arg<float>(info, 2, "out");
+  check(info.Env(), grpo_model_get_tensor(model_arg(info), info[1].ToString().Utf8Value().c_str(), out.data, out.length));
+  return info.Env().Undefined();
+}
+
+Napi::Value set_tensor(const Napi::CallbackInfo& info) {
+  auto values = view_arg<float>(info, 2, "values");
+  check(info.Env(), grpo_model_set_tensor(model_arg(info), info[1].ToString().Utf8Value().c_str(), values.data, values.length));
+  return info.Env().Undefined();
+}
+
+// (model, tokens, offsets, targets, temperature, ignoreIndex, train, logp, entropy|null, async)
+Napi::Value score(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  grpo_model* model = model_arg(info);
+  auto tokens = view_arg<int32_t>(info, 1, "tokens");
+  auto offsets = offsets_arg(info, 2, "offsets");
+  auto targets = view_arg<int32_t>(info, 3, "targets");
+  grpo_score_options o{static_cast<float>(number_arg(info, 4, "temperature")), static_cast<int32_t>(int_arg(info, 5, "ignoreIndex"))};
+  const bool train = bool_arg(info, 6, "train");
+  auto logp = view_arg<float>(info, 7, "logp");
+  auto entropy = view_arg<float>(info, 8, "entropy", true);
+  check_offsets(env, offsets, tokens.length);
+  expect_length(env, targets, tokens.length, "targets");
+  expect_length(env, logp, tokens.length, "logp");
+  if (entropy.data) expect_length(env, entropy, tokens.length, "entropy");
+  return dispatch(info, bool_arg(info, 9, "async"),
+                  [=] {
+                    return grpo_model_score(model, tokens.data, offsets.data(), static_cast<int64_t>(offsets.size()) - 1,
+                                            targets.data, &o, train, logp.data, entropy.data);
+                  },
+                  {info[0], info[1], info[3], info[7], info[8]});
+}
+
+// (model, tokens, offsets, logits, async)
+Napi::Value logits(const Napi::CallbackInfo& info) {
+  grpo_model* model = model_arg(info);
+  auto tokens = view_arg<int32_t>(info, 1, "tokens");
+  auto offsets = offsets_arg(info, 2, "offsets");
+  auto out = view_arg<float>(info, 3, "logits");
+  check_offsets(info.Env(), offsets, tokens.length);
+  return dispatch(info, bool_arg(info, 4, "async"),
+                  [=] {
+                    return grpo_model_logits(model, tokens.data, offsets.data(), static_cast<int64_t>(offsets.size()) - 1, out.data);
+                  },
+                  {info[0], info[1], info[3]});
+}
+
+// (model, gradLogp, gradEntropy|null, async)
+Napi::Value backward(const Napi::CallbackInfo& info) {
+  grpo_model* model = model_arg(info);
+  auto grad_logp = view_arg<float>(info, 1, "gradLogp");
+  auto grad_entropy = view_arg<float>(info, 2, "gradEntropy", true);
+  return dispatch(info, bool_arg(info, 3, "async"),
+                  [=] { return grpo_model_backward(model, grad_logp.data, grad_entropy.data); }, {info[0], info[1], info[2]});
+}
+
+Napi::Value zero_grad(const Napi::CallbackInfo& info) {
+  check(info.Env(), grpo_model_zero_grad(model_arg(info)));
+  return info.Env().Undefined();
+}
+
+// (model, lr, beta1, beta2, eps, weightDecay, maxGradNorm, gradNorm Float32Array[1], async)
+Napi::Value adamw(const Napi::CallbackInfo& info) {
+  grpo_model* model = model_arg(info);
+  const auto f = [&](size_t i, const char* name) { return static_cast<float>(number_arg(info, i, name)); };
+  grpo_adamw_options o{f(1, "lr"), f(2, "beta1"), f(3, "beta2"), f(4, "eps"), f(5, "weightDecay"), f(6, "maxGradNorm")};
+  auto norm = view_arg<float>(info, 7, "gradNorm");
+  expect_length(info.Env(), norm, 1, "gradNorm");
+  return dispatch(info, bool_arg(info, 8, "async"), [=] { return grpo_model_adamw_step(model, &o, norm.data); },
+                  {info[0], info[7]});
+}
+
+// (model, m, v) → step
+Napi::Value get_optimizer(const Napi::CallbackInfo& info) {
+  grpo_model* model = model_arg(info);
+  auto m = view_arg<float>(info, 1, "m");
+  auto v = view_arg<float>(info, 2, "v");
+  expect_length(info.Env(), m, grpo_model_num_parameters(model), "m");
+  expect_length(info.Env(), v, grpo_model_num_parameters(model), "v");
+  int64_t step = 0;
+  check(info.Env(), grpo_model_get_optimizer(model, m.data, v.data, &step));
+  return Napi::Number::New(info.Env(), static_cast<double>(step));
+}
+
+Napi::Value set_optimizer(const Napi::CallbackInfo& info) {
+  grpo_model* model = model_arg(info);
+  auto m = view_arg<float>(info, 1, "m");
+  auto v = view_arg<float>(info, 2, "v");
+  expect_length(info.Env(), m, grpo_model_num_parameters(model), "m");
+  expect_length(info.Env(), v, grpo_model_num_parameters(model), "v");
+  check(info.Env(), grpo_model_set_optimizer(model, m.data, v.data, int_arg(info, 3, "step")));
+  return info.Env().Undefined();
+}
+
+// (model, prompts, offsets, maxNew, temperature, topK, topP, seed, stopTokens, outTokens, outLogp, outLengths F64,
+//  truncated U8, async)
+Napi::Value generate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  grpo_model* model = model_arg(info);
+  auto prompts = view_arg<int32_t>(info, 1, "prompts");
+  auto offsets = offsets_arg(info, 2, "offsets");
+  check_offsets(env, offsets, prompts.length);
+  auto stop = view_arg<int32_t>(info, 8, "stopTokens");
+  grpo_generate_options o{int_arg(info, 3, "maxNewTokens"), static_cast<float>(number_arg(info, 4, "temperature")),
+                          int_arg(info, 5, "topK"), static_cast<float>(number_arg(info, 6, "topP")),
+                          static_cast<uint64_t>(int_arg(info, 7, "seed")), stop.data, stop.length};
+  auto tokens = view_arg<int32_t>(info, 9, "outTokens");
+  auto logp = view_arg<float>(info, 10, "outLogp");
+  auto lengths = view_arg<double>(info, 11, "outLengths");
+  auto truncated = view_arg<uint8_t>(info, 12, "truncated");
+  const int64_t nseq = static_cast<int64_t>(offsets.size()) - 1;
+  expect_length(env, tokens, nseq * o.max_new_tokens, "outTokens");
+  expect_length(env, logp, nseq * o.max_new_tokens, "outLogp");
+  expect_length(env, lengths, nseq, "outLengths");
+  expect_length(env, truncated, nseq, "truncated");
+  return dispatch(info, bool_arg(info, 13, "async"),
+                  [=] {
+                    std::vector<int64_t> n(static_cast<size_t>(nseq));
+                    grpo_status s = grpo_model_generate(model, prompts.data, offsets.data(), nseq, &o, tokens.data, logp.data,
+                                                        n.data(), truncated.data);
+                    for (int64_t i = 0; i < nseq; ++i) lengths.data[i] = static_cast<double>(n[i]);
+                    return s;
+                  },
+                  {info[0], info[1], info[8], info[9], info[10], info[11], info[12]});
+}
+
+}  // namespace
+
+void register_model(Napi::Env env, Napi::Object exports) {
+  exports.Set("modelCreate", Napi::Function::New(env, create));
+  exports.Set("modelClone", Napi::Function::New(env, clone));
+  exports.Set("modelDispose", Napi::Function::New(env, dispose));
+  exports.Set("modelTensors", Napi::Function::New(env, tensors));
+  exports.Set("modelGetTensor", Napi::Function::New(env, get_tensor));
+  exports.Set("modelSetTensor", Napi::Function::New(env, set_tensor));
+  exports.Set("modelScore", Napi::Function::New(env, score));
+  exports.Set("modelLogits", Napi::Function::New(env, logits));
+  exports.Set("modelBackward", Napi::Function::New(env, backward));
+  exports.Set("modelZeroGrad", Napi::Function::New(env, zero_grad));
+  exports.Set("modelAdamw", Napi::Function::New(env, adamw));
+  exports.Set("modelGetOptimizer", Napi::Function::New(env, get_optimizer));
+  exports.Set("modelSetOptimizer", Napi::Function::New(env, set_optimizer));
+  exports.Set("modelGenerate", Napi::Function::New(env, generate));
+}
+
+}  // namespace grpo::addon

@@ -1,0 +1,93 @@
+/* The built-in policy: a Llama/Qwen-family decoder (RMSNorm, rotary positions, SwiGLU MLP,
+ * grouped-query attention, optional QKV bias, tied or untied embeddings).
+ *
+ * A batch is a list of sequences packed end to end: tokens [T] with seq_offsets [nseq + 1]
+ * (sequence s is tokens[seq_offsets[s] .. seq_offsets[s+1]); positions restart at 0 per sequence).
+ * targets [T] give the next token to score at each position (ignore_index = no score there).
+ * Parameters live in one float32 buffer under Hugging Face tensor names
+ * ("model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", ..., "lm_head.weight").
+ * A model handle is not thread-safe: callers serialise calls on one handle.
+ */
+#ifndef GRPO_MODEL_H
+#define GRPO_MODEL_H
+
+#include "grpo/grpo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct grpo_model grpo_model;
+
+typedef struct grpo_model_config {
+  int64_t vocab_size, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
+      head_dim, max_position_embeddings;
+  float rms_norm_eps, rope_theta;
+  int32_t tie_word_embeddings, attention_bias; /* booleans */
+} grpo_model_config;
+
+/* Parameters drawn from N(0, 0.02²) (norm weights 1, biases 0), keyed by seed only: same seed, same bits. */
+grpo_status grpo_model_create(const grpo_model_config* config, uint64_t seed, grpo_model** out);
+/* A copy of the parameters (no gradients, optimizer state or activations). */
+grpo_status grpo_model_clone(const grpo_model* model, grpo_model** out);
+void grpo_model_destroy(grpo_model* model);
+
+int64_t grpo_model_num_parameters(const grpo_model* model);
+int64_t grpo_model_num_tensors(const grpo_model* model);
+/* Name and shape (ndim 1 or 2) of tensor `index`; name stays valid while the model lives. */
+grpo_status grpo_model_tensor_info(const grpo_model* model, int64_t index, const char** name, int64_t* ndim,
+                                   int64_t shape[2]);
+/* Copies between a caller buffer of exactly `numel` floats and the named parameter tensor. */
+grpo_status grpo_model_get_tensor(const grpo_model* model, const char* name, float* out, int64_t numel);
+grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const float* values, int64_t numel);
+
+typedef struct grpo_score_options {
+  float temperature;    /* > 0 */
+  int32_t ignore_index; /* target meaning "no score here" */
+} grpo_score_options;
+
+/* logp [T], entropy [T] or NULL. When `train` is set the activations are kept for grpo_model_backward. */
+grpo_status grpo_model_score(grpo_model* model, const int32_t* tokens, const int64_t* seq_offsets, int64_t nseq,
+                             const int32_t* targets, const grpo_score_options* options, int32_t train, float* logp,
+                             float* entropy);
+/* Full logits [T, vocab] (tests and fixtures; memory grows with T·vocab). */
+grpo_status grpo_model_logits(grpo_model* model, const int32_t* tokens, const int64_t* seq_offsets, int64_t nseq,
+                              float* logits);
+/* Backward of the last training score: grad_logp [T], grad_entropy [T] or NULL. Adds into the gradients. */
+grpo_status grpo_model_backward(grpo_model* model, const float* grad_logp, const float* grad_entropy);
+grpo_status grpo_model_zero_grad(grpo_model* model);
+
+typedef struct grpo_adamw_options {
+  float lr, beta1, beta2, eps, weight_decay;
+  float max_grad_norm; /* <= 0: no clipping */
+} grpo_adamw_options;
+
+/* One AdamW step on the accumulated gradients (then zeroed). grad_norm: the global L2 norm before clipping. */
+grpo_status grpo_model_adamw_step(grpo_model* model, const grpo_adamw_options* options, float* grad_norm);
+/* Optimizer state: m and v [num_parameters] each plus the step count (copies in or out). */
+grpo_status grpo_model_get_optimizer(const grpo_model* model, float* m, float* v, int64_t* step);
+grpo_status grpo_model_set_optimizer(grpo_model* model, const float* m, const float* v, int64_t step);
+
+typedef struct grpo_generate_options {
+  int64_t max_new_tokens;
+  float temperature; /* 0 = greedy */
+  int64_t top_k;     /* 0 = off */
+  float top_p;       /* 1 = off */
+  uint64_t seed;
+  const int32_t* stop_tokens; /* a row ends after sampling any of these (kept in the output) */
+  int64_t num_stop_tokens;
+} grpo_generate_options;
+
+/* Batched generation with a KV cache. prompts packed like tokens above.
+ * out_tokens, out_logp [nseq, max_new_tokens] (rows padded with -1 / 0 past out_lengths[s]);
+ * out_logp is log-softmax(logits / temperature) at the sampled token (temperature 1 when greedy);
+ * truncated[s] = 1 when row s hit max_new_tokens (or the context) without a stop token. */
+grpo_status grpo_model_generate(grpo_model* model, const int32_t* prompts, const int64_t* prompt_offsets, int64_t nseq,
+                                const grpo_generate_options* options, int32_t* out_tokens, float* out_logp,
+                                int64_t* out_lengths, uint8_t* truncated);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRPO_MODEL_H */

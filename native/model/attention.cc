@@ -1,0 +1,105 @@
+#include "attention.h"
+
+#include <cmath>
+
+#include "gemm.h"
+#include "simd.h"
+#include "thread_pool.h"
+
+namespace grpo::model {
+
+namespace {
+
+struct Dims {
+  int64_t q_ld, kv_ld, group, keys;
+  float scale;
+};
+
+Dims dims(const AttnShape& s, const Segment& seg) {
+  return {s.heads * s.head_dim, s.kv_heads * s.head_dim, s.heads / s.kv_heads, seg.p0 + seg.len,
+          1.0f / std::sqrt(static_cast<float>(s.head_dim))};
+}
+
+// scores [len, keys] = scale · Q_h · K_gᵀ, future keys set to -inf
+void scores(const AttnShape& s, const Dims& d, const float* q, const Segment& seg, int64_t h, float* S) {
+  const int64_t g = h / d.group;
+  gemm(false, true, seg.len, d.keys, s.head_dim, d.scale, q + seg.t0 * d.q_ld + h * s.head_dim, d.q_ld,
+       seg.k + g * s.head_dim, d.kv_ld, 0.0f, S, d.keys);
+  for (int64_t i = 0; i < seg.len; ++i)
+    for (int64_t j = seg.p0 + i + 1; j < d.keys; ++j) S[i * d.keys + j] = -INFINITY;
+}
+
+// Softmax of each row in place; returns its log-sum-exp in lse_row[i · stride].
+void softmax_rows(float* S, int64_t rows, int64_t cols, float* lse, int64_t stride) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* row = S + i * cols;
+    float max = -INFINITY;
+    for (int64_t j = 0; j < cols; ++j) max = std::max(max, row[j]);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) sum += (row[j] = simd::exp_nonpositive(row[j] - max));
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j < cols; ++j) row[j] *= inv;
+    if (lse) lse[i * stride] = max + std::log(sum);
+  }
+}
+
+void forward_head(const AttnShape& s, const float* q, const Segment& seg, int64_t h, float* S, float* out, float* lse) {
+  const Dims d = dims(s, seg);
+  scores(s, d, q, seg, h, S);
+  softmax_rows(S, seg.len, d.keys, lse ? lse + seg.t0 * s.heads + h : nullptr, s.heads);
+  gemm(false, false, seg.len, s.head_dim, d.keys, 1.0f, S, d.keys, seg.v + (h / d.group) * s.head_dim, d.kv_ld, 0.0f,
+       out + seg.t0 * d.q_ld + h * s.head_dim, d.q_ld);
+}
+
+// P = softmax recomputed from lse; dS = P ⊙ (dP − rowsum(dO ⊙ O)); then dQ, dK, dV.
+void backward_head(const AttnShape& s, const float* q, const Segment& seg, int64_t h, const float* out, const float* lse,
+                   const float* dout, float* P, float* dS, float* dq) {
+  const Dims d = dims(s, seg);
+  const int64_t g = h / d.group, qo = seg.t0 * d.q_ld + h * s.head_dim;
+  scores(s, d, q, seg, h, P);
+  for (int64_t i = 0; i < seg.len; ++i) {
+    const float l = lse[(seg.t0 + i) * s.heads + h];
+    for (int64_t j = 0; j < d.keys; ++j) P[i * d.keys + j] = simd::exp_nonpositive(std::min(P[i * d.keys + j] - l, 0.0f));
+  }
+  gemm(false, true, seg.len, d.keys, s.head_dim, 1.0f, dout + qo, d.q_ld, seg.v + g * s.head_dim, d.kv_ld, 0.0f, dS, d.keys);
+  for (int64_t i = 0; i < seg.len; ++i) {
+    float dot = 0.0f;
+    for (int64_t e = 0; e < s.head_dim; ++e) dot += dout[qo + i * d.q_ld + e] * out[qo + i * d.q_ld + e];
+    for (int64_t j = 0; j < d.keys; ++j) dS[i * d.keys + j] = P[i * d.keys + j] * (dS[i * d.keys + j] - dot);
+  }
+  gemm(false, false, seg.len, s.head_dim, d.keys, d.scale, dS, d.keys, seg.k + g * s.head_dim, d.kv_ld, 0.0f, dq + qo, d.q_ld);
+  gemm(true, false, d.keys, s.head_dim, seg.len, d.scale, dS, d.keys, q + qo, d.q_ld, 1.0f, seg.dk + g * s.head_dim, d.kv_ld);
+  gemm(true, false, d.keys, s.head_dim, seg.len, 1.0f, P, d.keys, dout + qo, d.q_ld, 1.0f, seg.dv + g * s.head_dim, d.kv_ld);
+}
+
+}  // namespace
+
+// One task per (segment, kv head): its query heads write disjoint rows of out, so tasks never collide.
+void attention_forward(const AttnShape& s, const float* q, const std::vector<Segment>& segments, float* out, float* lse) {
+  const int64_t group = s.heads / s.kv_heads;
+  parallel_for(static_cast<int64_t>(segments.size()) * s.kv_heads, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> S;
+    for (int64_t task = begin; task < end; ++task) {
+      const Segment& seg = segments[task / s.kv_heads];
+      S.resize(static_cast<size_t>(seg.len * (seg.p0 + seg.len)));
+      for (int64_t h = (task % s.kv_heads) * group, e = h + group; h < e; ++h) forward_head(s, q, seg, h, S.data(), out, lse);
+    }
+  });
+}
+
+void attention_backward(const AttnShape& s, const float* q, const std::vector<Segment>& segments, const float* out,
+                        const float* lse, const float* dout, float* dq) {
+  const int64_t group = s.heads / s.kv_heads;
+  parallel_for(static_cast<int64_t>(segments.size()) * s.kv_heads, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> P, dS;
+    for (int64_t task = begin; task < end; ++task) {
+      const Segment& seg = segments[task / s.kv_heads];
+      P.resize(static_cast<size_t>(seg.len * (seg.p0 + seg.len)));
+      dS.resize(P.size());
+      for (int64_t h = (task % s.kv_heads) * group, e = h + group; h < e; ++h)
+        backward_head(s, q, seg, h, out, lse, dout, P.data(), dS.data(), dq);
+    }
+  });
+}
+
+}  // namespace grpo::model

@@ -1,0 +1,52 @@
+#include "config.h"
+
+#include <cmath>
+
+#include "error.h"
+
+namespace grpo::model {
+
+namespace {
+
+void positive(const char* name, int64_t value, int64_t max) {
+  if (value < 1 || value > max)
+    fail(GRPO_ERR_VALUE_RANGE, "config %s must be in [1, %lld] (got %lld)", name, static_cast<long long>(max),
+         static_cast<long long>(value));
+}
+
+}  // namespace
+
+Config make_config(const grpo_model_config& c) {
+  positive("vocab_size", c.vocab_size, int64_t{1} << 24);
+  positive("hidden_size", c.hidden_size, 65536);
+  positive("intermediate_size", c.intermediate_size, 1 << 20);
+  positive("num_hidden_layers", c.num_hidden_layers, 1024);
+  positive("num_attention_heads", c.num_attention_heads, 1024);
+  positive("num_key_value_heads", c.num_key_value_heads, c.num_attention_heads);
+  positive("head_dim", c.head_dim, 4096);
+  positive("max_position_embeddings", c.max_position_embeddings, int64_t{1} << 24);
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    fail(GRPO_ERR_VALUE_RANGE, "config num_attention_heads (%lld) must be a multiple of num_key_value_heads (%lld)",
+         static_cast<long long>(c.num_attention_heads), static_cast<long long>(c.num_key_value_heads));
+  if (c.head_dim % 2 != 0) fail(GRPO_ERR_VALUE_RANGE, "config head_dim must be even (got %lld)", static_cast<long long>(c.head_dim));
+  if (!(c.rms_norm_eps > 0.0f) || !std::isfinite(c.rms_norm_eps))
+    fail(GRPO_ERR_VALUE_RANGE, "config rms_norm_eps must be finite and > 0 (got %g)", c.rms_norm_eps);
+  if (!(c.rope_theta > 1.0f) || !std::isfinite(c.rope_theta))
+    fail(GRPO_ERR_VALUE_RANGE, "config rope_theta must be finite and > 1 (got %g)", c.rope_theta);
+  Config m;
+  m.vocab = c.vocab_size;
+  m.hidden = c.hidden_size;
+  m.intermediate = c.intermediate_size;
+  m.layers = c.num_hidden_layers;
+  m.heads = c.num_attention_heads;
+  m.kv_heads = c.num_key_value_heads;
+  m.head_dim = c.head_dim;
+  m.max_positions = c.max_position_embeddings;
+  m.eps = c.rms_norm_eps;
+  m.rope_theta = c.rope_theta;
+  m.tie_embeddings = c.tie_word_embeddings != 0;
+  m.qkv_bias = c.attention_bias != 0;
+  return m;
+}
+
+}  // namespace grpo::model

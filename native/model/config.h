@@ -1,0 +1,22 @@
+// Shape of a Llama/Qwen-family decoder (the fields of a Hugging Face config.json that matter).
+#pragma once
+
+#include <cstdint>
+
+#include "grpo/model.h"
+
+namespace grpo::model {
+
+struct Config {
+  int64_t vocab = 0, hidden = 0, intermediate = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, max_positions = 0;
+  float eps = 1e-6f, rope_theta = 10000.0f;
+  bool tie_embeddings = false, qkv_bias = false;
+
+  int64_t q_dim() const { return heads * head_dim; }
+  int64_t kv_dim() const { return kv_heads * head_dim; }
+};
+
+// Checks every field (GRPO_ERR_VALUE_RANGE naming the field) and converts from the C ABI struct.
+Config make_config(const grpo_model_config& c);
+
+}  // namespace grpo::model

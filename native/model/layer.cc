@@ -1,0 +1,97 @@
+#include "layer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "linear.h"
+#include "mlp.h"
+#include "rmsnorm.h"
+#include "thread_pool.h"
+
+namespace grpo::model {
+
+namespace {
+
+AttnShape attn_shape(const Config& c) { return {c.heads, c.kv_heads, c.head_dim}; }
+
+void add_into(float* y, const float* x, int64_t n) {
+  parallel_for(n, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] += x[i];
+  });
+}
+
+// Segments over the layer's own k/v (training, scoring) or over the cache rows after copying k/v in.
+std::vector<Segment> segments(const Config& c, const TokenLayout& tl, LayerActs& a, KvCache* cache, int64_t layer) {
+  const int64_t kv = c.kv_dim();
+  std::vector<Segment> segs;
+  for (const Span& s : tl.spans) {
+    if (!cache) {
+      segs.push_back({s.t0, s.len, s.p0, a.k.data() + s.t0 * kv, a.v.data() + s.t0 * kv, nullptr, nullptr});
+      continue;
+    }
+    float *k = cache->k_row(layer, s.cache_row), *v = cache->v_row(layer, s.cache_row);
+    std::memcpy(k + s.p0 * kv, a.k.data() + s.t0 * kv, sizeof(float) * s.len * kv);
+    std::memcpy(v + s.p0 * kv, a.v.data() + s.t0 * kv, sizeof(float) * s.len * kv);
+    segs.push_back({s.t0, s.len, s.p0, k, v, nullptr, nullptr});
+  }
+  return segs;
+}
+
+}  // namespace
+
+void LayerActs::resize(const Config& c, int64_t T) {
+  for (auto* buf : {&x_in, &xn1, &x_mid, &xn2}) buf->resize(static_cast<size_t>(T * c.hidden));
+  for (auto* buf : {&rms1, &rms2}) buf->resize(static_cast<size_t>(T));
+  for (auto* buf : {&q, &attn}) buf->resize(static_cast<size_t>(T * c.q_dim()));
+  for (auto* buf : {&k, &v}) buf->resize(static_cast<size_t>(T * c.kv_dim()));
+  lse.resize(static_cast<size_t>(T * c.heads));
+  for (auto* buf : {&gate, &up, &act}) buf->resize(static_cast<size_t>(T * c.intermediate));
+}
+
+void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w, const TokenLayout& tl, const float* x,
+                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out) {
+  const int64_t T = tl.T, H = c.hidden;
+  std::copy(x, x + T * H, a.x_in.begin());
+  rmsnorm_forward(x, w.attn_norm, T, H, c.eps, a.xn1.data(), a.rms1.data());
+  linear_forward(a.xn1.data(), w.wq, w.bq, T, H, c.q_dim(), a.q.data());
+  linear_forward(a.xn1.data(), w.wk, w.bk, T, H, c.kv_dim(), a.k.data());
+  linear_forward(a.xn1.data(), w.wv, w.bv, T, H, c.kv_dim(), a.v.data());
+  rope_apply(rope, a.q.data(), tl.positions.data(), T, c.heads, false);
+  rope_apply(rope, a.k.data(), tl.positions.data(), T, c.kv_heads, false);
+  attention_forward(attn_shape(c), a.q.data(), segments(c, tl, a, cache, layer), a.attn.data(), a.lse.data());
+  linear_forward(a.attn.data(), w.wo, nullptr, T, c.q_dim(), H, a.x_mid.data());
+  add_into(a.x_mid.data(), x, T * H);
+  rmsnorm_forward(a.x_mid.data(), w.mlp_norm, T, H, c.eps, a.xn2.data(), a.rms2.data());
+  mlp_forward({w.w_gate, w.w_up, w.w_down}, a.xn2.data(), T, H, c.intermediate, a.gate.data(), a.up.data(), a.act.data(),
+              x_out);
+  add_into(x_out, a.x_mid.data(), T * H);
+}
+
+void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& w, const LayerTensors& g,
+                    const TokenLayout& tl, LayerActs& a, std::vector<float>& dx) {
+  const int64_t T = tl.T, H = c.hidden, I = c.intermediate, kv = c.kv_dim();
+  // MLP branch: d_mid = dx + norm-backward(mlp-backward(dx))
+  std::vector<float> d_norm(static_cast<size_t>(T * H), 0.0f), d_gate(static_cast<size_t>(T * I)), d_up(d_gate.size());
+  mlp_backward({w.w_gate, w.w_up, w.w_down}, a.xn2.data(), a.gate.data(), a.up.data(), a.act.data(), dx.data(), T, H, I,
+               d_norm.data(), {g.w_gate, g.w_up, g.w_down}, d_gate.data(), d_up.data());
+  rmsnorm_backward(a.x_mid.data(), w.mlp_norm, a.rms2.data(), d_norm.data(), T, H, dx.data(), g.mlp_norm);
+  // Attention branch
+  std::vector<float> d_attn(static_cast<size_t>(T * c.q_dim()), 0.0f), dq(d_attn.size());
+  std::vector<float> dk(static_cast<size_t>(T * kv), 0.0f), dv(dk.size(), 0.0f);
+  linear_backward(a.attn.data(), w.wo, dx.data(), T, c.q_dim(), H, d_attn.data(), g.wo, nullptr);
+  std::vector<Segment> segs = segments(c, tl, a, nullptr, 0);
+  for (Segment& s : segs) {
+    s.dk = dk.data() + s.t0 * kv;
+    s.dv = dv.data() + s.t0 * kv;
+  }
+  attention_backward(attn_shape(c), a.q.data(), segs, a.attn.data(), a.lse.data(), d_attn.data(), dq.data());
+  rope_apply(rope, dq.data(), tl.positions.data(), T, c.heads, true);
+  rope_apply(rope, dk.data(), tl.positions.data(), T, c.kv_heads, true);
+  std::fill(d_norm.begin(), d_norm.end(), 0.0f);
+  linear_backward(a.xn1.data(), w.wq, dq.data(), T, H, c.q_dim(), d_norm.data(), g.wq, g.bq);
+  linear_backward(a.xn1.data(), w.wk, dk.data(), T, H, kv, d_norm.data(), g.wk, g.bk);
+  linear_backward(a.xn1.data(), w.wv, dv.data(), T, H, kv, d_norm.data(), g.wv, g.bv);
+  rmsnorm_backward(a.x_in.data(), w.attn_norm, a.rms1.data(), d_norm.data(), T, H, dx.data(), g.attn_norm);
+}
+
+}  // namespace grpo::model

@@ -1,0 +1,29 @@
+#include "linear.h"
+
+#include "gemm.h"
+#include "thread_pool.h"
+
+namespace grpo::model {
+
+void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y) {
+  gemm(false, true, T, out, in, 1.0f, x, in, W, in, 0.0f, y, out);
+  if (!b) return;
+  parallel_for(T, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      for (int64_t o = 0; o < out; ++o) y[t * out + o] += b[o];
+  });
+}
+
+void linear_backward(const float* x, const float* W, const float* dy, int64_t T, int64_t in, int64_t out, float* dx,
+                     float* dW, float* db) {
+  if (T == 0) return;
+  if (dx) gemm(false, false, T, in, out, 1.0f, dy, out, W, in, 1.0f, dx, in);
+  gemm(true, false, out, in, T, 1.0f, dy, out, x, in, 1.0f, dW, in);
+  if (!db) return;
+  parallel_for(out, 256, [&](int64_t begin, int64_t end) {
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t o = begin; o < end; ++o) db[o] += dy[t * out + o];
+  });
+}
+
+}  // namespace grpo::model

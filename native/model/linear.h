@@ -1,0 +1,15 @@
+// Dense layer y = x·Wᵀ (+ b) with W [out, in] as stored by Hugging Face, and its backward.
+#pragma once
+
+#include <cstdint>
+
+namespace grpo::model {
+
+// y [T, out] = x [T, in] · Wᵀ + b (b may be null)
+void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y);
+
+// dx [T, in] += dy · W (skipped when dx is null);  dW [out, in] += dyᵀ · x;  db [out] += Σ_t dy (when db is set)
+void linear_backward(const float* x, const float* W, const float* dy, int64_t T, int64_t in, int64_t out, float* dx,
+                     float* dW, float* db);
+
+}  // namespace grpo::model

@@ -1,0 +1,50 @@
+// The whole decoder: parameters, gradients, optimizer state and the activations of the last
+// training forward. The C ABI in model_api.cc wraps it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config.h"
+#include "grpo/model.h"
+#include "layer.h"
+#include "params.h"
+#include "rope.h"
+
+namespace grpo::model {
+
+struct TrainState {
+  bool ready = false;
+  TokenLayout layout;
+  std::vector<int32_t> tokens, targets;
+  std::vector<LayerActs> layers;
+  std::vector<float> final_x, final_rms, final_hidden;  // [T, H], [T], [T, H]
+  grpo_score_options options{};
+};
+
+struct Model {
+  Config config;
+  Layout layout;
+  RopeTable rope;
+  std::vector<float> params, grads, adam_m, adam_v;  // each [layout.total] (grads, moments allocated on first use)
+  int64_t step = 0;
+  ModelTensors p, g;
+  TrainState train;
+
+  Model(const Config& c, uint64_t seed);
+  Model(const Model& other);  // parameters only
+  void ensure_grads();
+};
+
+// Packs sequences (offsets [nseq + 1] into tokens) into a layout; checks ids and lengths.
+TokenLayout pack_sequences(const Config& c, const int32_t* tokens, const int64_t* offsets, int64_t nseq);
+
+// Hidden states after the final norm [T, H]. `keep` stores activations for backward; `cache` is for generation.
+void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, TrainState* keep, KvCache* cache,
+                    std::vector<float>& hidden);
+
+void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t* targets, const grpo_score_options& o,
+           bool train, float* logp, float* entropy);
+void backward(Model& m, const float* grad_logp, const float* grad_entropy);
+
+}  // namespace grpo::model

@@ -1,0 +1,191 @@
+// The C ABI of the built-in model (grpo/model.h): argument checks, then the C++ model.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "adamw.h"
+#include "error.h"
+#include "generate.h"
+#include "grpo/model.h"
+#include "linear.h"
+#include "model.h"
+
+struct grpo_model {
+  grpo::model::Model impl;
+};
+
+namespace {
+
+using grpo::fail;
+
+void need(const void* pointer, const char* name) {
+  if (!pointer) fail(GRPO_ERR_INVALID_ARGUMENT, "%s must not be NULL", name);
+}
+
+const grpo::model::TensorSlot& slot_of(const grpo_model* model, const char* name, int64_t numel) {
+  need(model, "model");
+  need(name, "name");
+  const grpo::model::TensorSlot* slot = model->impl.layout.find(name);
+  if (!slot) fail(GRPO_ERR_INVALID_ARGUMENT, "the model has no tensor named \"%s\"", name);
+  if (slot->size() != numel)
+    fail(GRPO_ERR_SHAPE, "tensor \"%s\" has %lld elements, got a buffer of %lld", name, static_cast<long long>(slot->size()),
+         static_cast<long long>(numel));
+  return *slot;
+}
+
+}  // namespace
+
+extern "C" {
+
+grpo_status grpo_model_create(const grpo_model_config* config, uint64_t seed, grpo_model** out) {
+  return grpo::guarded([&] {
+    need(config, "config");
+    need(out, "out");
+    *out = new grpo_model{grpo::model::Model(grpo::model::make_config(*config), seed)};
+  });
+}
+
+grpo_status grpo_model_clone(const grpo_model* model, grpo_model** out) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    need(out, "out");
+    *out = new grpo_model{grpo::model::Model(model->impl)};
+  });
+}
+
+void grpo_model_destroy(grpo_model* model) { delete model; }
+
+int64_t grpo_model_num_parameters(const grpo_model* model) { return model ? model->impl.layout.total : 0; }
+
+int64_t grpo_model_num_tensors(const grpo_model* model) {
+  return model ? static_cast<int64_t>(model->impl.layout.slots.size()) : 0;
+}
+
+grpo_status grpo_model_tensor_info(const grpo_model* model, int64_t index, const char** name, int64_t* ndim, int64_t shape[2]) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    const auto& slots = model->impl.layout.slots;
+    if (index < 0 || index >= static_cast<int64_t>(slots.size()))
+      fail(GRPO_ERR_INDEX_RANGE, "tensor index %lld is outside [0, %zu)", static_cast<long long>(index), slots.size());
+    const auto& s = slots[index];
+    *name = s.name.c_str();
+    *ndim = s.cols == 1 && !s.matrix ? 1 : 2;
+    shape[0] = s.rows;
+    shape[1] = s.cols;
+  });
+}
+
+grpo_status grpo_model_get_tensor(const grpo_model* model, const char* name, float* out, int64_t numel) {
+  return grpo::guarded([&] {
+    const auto& slot = slot_of(model, name, numel);
+    need(out, "out");
+    std::memcpy(out, model->impl.params.data() + slot.offset, sizeof(float) * numel);
+  });
+}
+
+grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const float* values, int64_t numel) {
+  return grpo::guarded([&] {
+    const auto& slot = slot_of(model, name, numel);
+    need(values, "values");
+    for (int64_t i = 0; i < numel; ++i)
+      if (!std::isfinite(values[i])) fail(GRPO_ERR_NON_FINITE, "tensor \"%s\" element %lld is not finite", name, static_cast<long long>(i));
+    std::memcpy(model->impl.params.data() + slot.offset, values, sizeof(float) * numel);
+  });
+}
+
+grpo_status grpo_model_score(grpo_model* model, const int32_t* tokens, const int64_t* seq_offsets, int64_t nseq,
+                             const int32_t* targets, const grpo_score_options* options, int32_t train, float* logp,
+                             float* entropy) {
+  return grpo::guarded([&] {
+    for (const void* p : {static_cast<const void*>(model), static_cast<const void*>(tokens), static_cast<const void*>(seq_offsets),
+                          static_cast<const void*>(targets), static_cast<const void*>(options), static_cast<const void*>(logp)})
+      need(p, "model, tokens, seq_offsets, targets, options and logp");
+    auto& m = model->impl;
+    if (nseq >= 1) need(seq_offsets, "seq_offsets");
+    const auto tl = grpo::model::pack_sequences(m.config, tokens, seq_offsets, nseq);
+    grpo::model::score(m, tokens, tl, targets, *options, train != 0, logp, entropy);
+  });
+}
+
+grpo_status grpo_model_logits(grpo_model* model, const int32_t* tokens, const int64_t* seq_offsets, int64_t nseq, float* logits) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    need(tokens, "tokens");
+    need(seq_offsets, "seq_offsets");
+    need(logits, "logits");
+    auto& m = model->impl;
+    const auto tl = grpo::model::pack_sequences(m.config, tokens, seq_offsets, nseq);
+    std::vector<float> hidden;
+    grpo::model::forward_hidden(m, tokens, tl, nullptr, nullptr, hidden);
+    grpo::model::linear_forward(hidden.data(), m.p.lm_head, nullptr, tl.T, m.config.hidden, m.config.vocab, logits);
+  });
+}
+
+grpo_status grpo_model_backward(grpo_model* model, const float* grad_logp, const float* grad_entropy) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    need(grad_logp, "grad_logp");
+    grpo::model::backward(model->impl, grad_logp, grad_entropy);
+  });
+}
+
+grpo_status grpo_model_zero_grad(grpo_model* model) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    model->impl.ensure_grads();
+    std::fill(model->impl.grads.begin(), model->impl.grads.end(), 0.0f);
+  });
+}
+
+grpo_status grpo_model_adamw_step(grpo_model* model, const grpo_adamw_options* options, float* grad_norm) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    need(options, "options");
+    const float norm = grpo::model::adamw_step(model->impl, *options);
+    if (grad_norm) *grad_norm = norm;
+  });
+}
+
+grpo_status grpo_model_get_optimizer(const grpo_model* model, float* m, float* v, int64_t* step) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    const auto& impl = model->impl;
+    const size_t n = impl.params.size();
+    if (m) impl.adam_m.empty() ? std::fill(m, m + n, 0.0f) : void(std::copy(impl.adam_m.begin(), impl.adam_m.end(), m));
+    if (v) impl.adam_v.empty() ? std::fill(v, v + n, 0.0f) : void(std::copy(impl.adam_v.begin(), impl.adam_v.end(), v));
+    if (step) *step = impl.step;
+  });
+}
+
+grpo_status grpo_model_set_optimizer(grpo_model* model, const float* m, const float* v, int64_t step) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    need(m, "m");
+    need(v, "v");
+    if (step < 0) fail(GRPO_ERR_VALUE_RANGE, "step must be >= 0 (got %lld)", static_cast<long long>(step));
+    auto& impl = model->impl;
+    impl.adam_m.assign(m, m + impl.params.size());
+    impl.adam_v.assign(v, v + impl.params.size());
+    impl.step = step;
+  });
+}
+
+grpo_status grpo_model_generate(grpo_model* model, const int32_t* prompts, const int64_t* prompt_offsets, int64_t nseq,
+                                const grpo_generate_options* options, int32_t* out_tokens, float* out_logp,
+                                int64_t* out_lengths, uint8_t* truncated) {
+  return grpo::guarded([&] {
+    for (const void* p : {static_cast<const void*>(model), static_cast<const void*>(prompts), static_cast<const void*>(prompt_offsets),
+                          static_cast<const void*>(options), static_cast<const void*>(out_tokens), static_cast<const void*>(out_logp),
+                          static_cast<const void*>(out_lengths), static_cast<const void*>(truncated)})
+      need(p, "model, prompts, prompt_offsets, options and the outputs");
+    const auto& o = *options;
+    if (o.max_new_tokens < 0) fail(GRPO_ERR_VALUE_RANGE, "max_new_tokens must be >= 0 (got %lld)", static_cast<long long>(o.max_new_tokens));
+    if (!(o.temperature >= 0.0f) || !std::isfinite(o.temperature)) fail(GRPO_ERR_VALUE_RANGE, "temperature must be finite and >= 0 (got %g)", o.temperature);
+    if (o.top_k < 0) fail(GRPO_ERR_VALUE_RANGE, "top_k must be >= 0 (got %lld)", static_cast<long long>(o.top_k));
+    if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) fail(GRPO_ERR_VALUE_RANGE, "top_p must be in (0, 1] (got %g)", o.top_p);
+    if (o.num_stop_tokens > 0) need(o.stop_tokens, "stop_tokens");
+    grpo::model::generate(model->impl, prompts, prompt_offsets, nseq, o, out_tokens, out_logp, out_lengths, truncated);
+  });
+}
+
+}  // extern "C"

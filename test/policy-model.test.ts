@@ -1,0 +1,110 @@
+// The built-in policy end to end on tiny configs: KV-cache generation vs recomputation, greedy
+// determinism (and across thread counts), overfitting, frozen clones, typed errors.
+import { describe, expect, it } from 'vitest';
+import { BuiltinPolicy } from '../lib/policy/builtin.js';
+import type { ModelConfig } from '../lib/policy/config.js';
+import { sftLoss } from '../lib/policy/policy.js';
+import { setThreads } from '../lib/runtime.js';
+import { expectClose } from './helpers/close.js';
+import { randomInts } from './helpers/random.js';
+
+const tiny: ModelConfig = {
+  vocabSize: 37, hiddenSize: 32, intermediateSize: 48, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 8,
+  maxPositions: 64, rmsNormEps: 1e-6, ropeTheta: 10000, tieEmbeddings: false, attentionBias: true, architecture: 'Qwen2ForCausalLM',
+};
+
+const prompts = [randomInts(5, 37, 1), randomInts(9, 37, 2), randomInts(1, 37, 3)];
+
+describe('generation', () => {
+  it('KV-cache generation gives the same log-probs as scoring the whole sequence', async () => {
+    const policy = BuiltinPolicy.create(tiny, { seed: 3 });
+    const out = await policy.generate(prompts, { maxNewTokens: 12, temperature: 1, seed: 9 });
+    const scored = await policy.score({ prompts, completions: out.map((g) => g.tokens) });
+    out.forEach((g, i) => {
+      expect(g.tokens.length).toBe(12);
+      expect(g.truncated).toBe(true);
+      expectClose(g.logp, scored.logp[i], { atol: 2e-5, rtol: 1e-4 });
+    });
+  });
+
+  it('greedy generation is deterministic, also across thread counts, and picks the argmax', async () => {
+    const policy = BuiltinPolicy.create(tiny, { seed: 4 });
+    setThreads(1);
+    const one = await policy.generate(prompts, { maxNewTokens: 10, temperature: 0 });
+    setThreads(2);
+    const two = await policy.generate(prompts, { maxNewTokens: 10, temperature: 0 });
+    expect(two.map((g) => Array.from(g.tokens))).toEqual(one.map((g) => Array.from(g.tokens)));
+    expect(two.map((g) => Array.from(g.logp))).toEqual(one.map((g) => Array.from(g.logp)));
+    const logits = await policy.logits([Int32Array.from([...prompts[0], ...one[0].tokens.slice(0, 3)])]);
+    const row = prompts[0].length + 2; // position that predicted token 3
+    const scores = logits.subarray(row * 37, (row + 1) * 37);
+    expect(one[0].tokens[3]).toBe(scores.indexOf(Math.max(...scores)));
+  });
+
+  it('sampling with the same seed repeats; another seed differs; stop tokens end rows early', async () => {
+    const policy = BuiltinPolicy.create(tiny, { seed: 5 });
+    const a = await policy.generate(prompts, { maxNewTokens: 16, seed: 1, topK: 10, topP: 0.9 });
+    const b = await policy.generate(prompts, { maxNewTokens: 16, seed: 1, topK: 10, topP: 0.9 });
+    const c = await policy.generate(prompts, { maxNewTokens: 16, seed: 2, topK: 10, topP: 0.9 });
+    expect(b.map((g) => Array.from(g.tokens))).toEqual(a.map((g) => Array.from(g.tokens)));
+    expect(c.map((g) => Array.from(g.tokens))).not.toEqual(a.map((g) => Array.from(g.tokens)));
+    const stop = a[1].tokens[4];
+    const stopped = await policy.generate(prompts, { maxNewTokens: 16, seed: 1, topK: 10, topP: 0.9, stopTokens: [stop] });
+    const first = Array.from(a[1].tokens).indexOf(stop);
+    expect(Array.from(stopped[1].tokens)).toEqual(Array.from(a[1].tokens.slice(0, first + 1)));
+    expect(stopped[1].truncated).toBe(false);
+  });
+});
+
+describe('training', () => {
+  it('overfits a handful of sequences to near-zero loss', async () => {
+    const policy = BuiltinPolicy.create({ ...tiny, attentionBias: false, tieEmbeddings: true, architecture: 'LlamaForCausalLM' },
+      { seed: 1, optimizer: { learningRate: 1e-2, weightDecay: 0 } });
+    const batch = { prompts: prompts.map((p) => p.slice(0, 1)), completions: [randomInts(12, 37, 7), randomInts(12, 37, 8), randomInts(12, 37, 9)] };
+    let last = Infinity;
+    for (let i = 0; i < 150; i++) last = (await policy.step(batch, sftLoss())).loss;
+    expect(last).toBeLessThan(0.05);
+    const greedy = await policy.generate(batch.prompts, { maxNewTokens: 12, temperature: 0 });
+    expect(greedy.map((g) => Array.from(g.tokens))).toEqual(batch.completions.map((c) => Array.from(c)));
+  });
+
+  it('training is bitwise identical for 1 and 2 threads; the frozen clone keeps the old weights', async () => {
+    const run = async (threads: number) => {
+      setThreads(threads);
+      const policy = BuiltinPolicy.create(tiny, { seed: 2 });
+      const reference = await policy.clone();
+      const batch = { prompts, completions: [randomInts(6, 37, 10), randomInts(3, 37, 11), randomInts(8, 37, 12)] };
+      const before = await reference.score(batch);
+      for (let i = 0; i < 3; i++) await policy.step(batch, sftLoss());
+      expect(await reference.score(batch)).toEqual(before);
+      await expect(reference.step(batch, sftLoss())).rejects.toMatchObject({ code: 'GRPO_UNSUPPORTED' });
+      return (await policy.score(batch)).logp;
+    };
+    expect(await run(2)).toEqual(await run(1));
+  });
+});
+
+describe('bad input', () => {
+  const policy = BuiltinPolicy.create(tiny, { seed: 1 });
+  it('ids outside the vocabulary', async () => {
+    await expect(policy.generate([[1, 37]])).rejects.toMatchObject({ code: 'GRPO_INDEX_RANGE', message: expect.stringContaining('prompts[0][1]') });
+    await expect(policy.score({ prompts: [[1]], completions: [[-1]] })).rejects.toMatchObject({ code: 'GRPO_INDEX_RANGE' });
+  });
+  it('context overflow and mismatched shapes', async () => {
+    await expect(policy.score({ prompts: [new Int32Array(40)], completions: [new Int32Array(30)] }))
+      .rejects.toMatchObject({ code: 'GRPO_SHAPE_MISMATCH', message: expect.stringContaining('max_position_embeddings') });
+    await expect(policy.score({ prompts: [[1], [2]], completions: [[3]] })).rejects.toMatchObject({ code: 'GRPO_SHAPE_MISMATCH' });
+    const wrongGrad = () => ({ loss: 0, gradLogp: [new Float32Array(5)] });
+    await expect(policy.step({ prompts: [[1]], completions: [[2, 3]] }, wrongGrad)).rejects.toMatchObject({ code: 'GRPO_SHAPE_MISMATCH' });
+    await expect(policy.generate([new Int32Array(64)])).rejects.toMatchObject({ code: 'GRPO_SHAPE_MISMATCH' });
+  });
+  it('bad configs and options', () => {
+    expect(() => BuiltinPolicy.create({ ...tiny, numKvHeads: 3 })).toThrow(expect.objectContaining({ code: 'GRPO_VALUE_RANGE' }));
+    return expect(policy.generate([[1]], { topP: 0 })).rejects.toMatchObject({ code: 'GRPO_VALUE_RANGE' });
+  });
+  it('a disposed policy', async () => {
+    const p = BuiltinPolicy.create(tiny);
+    p.dispose();
+    await expect(p.score({ prompts: [[1]], completions: [[2]] })).rejects.toMatchObject({ code: 'GRPO_INVALID_ARGUMENT' });
+  });
+});
