@@ -1,16 +1,7 @@
 // The bad-input suite: every mistake gives a GrpoError with its code, and the process lives on.
 import { describe, expect, it } from 'vitest';
 import { GrpoError, linearLogprobsSync, logprobs, logprobsBackwardSync, logprobsSync } from '../lib/index.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GrpoError);
-    return (error as GrpoError).code;
-  }
-  return undefined;
-}
+import { codeOf } from './helpers/errors.js';
 
 const logits = new Float32Array([0, 1, 2, 3, 4, 5]); // [2, 3]
 const targets = new Int32Array([0, 2]);
