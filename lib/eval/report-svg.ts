@@ -21,7 +21,7 @@ const CONFIG = Object.freeze({
   font: 'Helvetica, Arial, sans-serif',
   view: { stroke: null },
   axis: { grid: true, gridColor: '#e5e5e5', labelFontSize: 11, titleFontSize: 12 },
-  legend: { labelFontSize: 11, titleFontSize: 11, orient: 'right', labelLimit: 320, symbolOpacity: 1, symbolStrokeWidth: 2 },
+  legend: { labelFontSize: 11, titleFontSize: 11, orient: 'bottom', direction: 'horizontal', labelLimit: 320, symbolOpacity: 1, symbolStrokeWidth: 2 },
   title: { fontSize: 14, anchor: 'start' },
 });
 
