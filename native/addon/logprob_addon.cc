@@ -7,42 +7,51 @@ namespace grpo::addon {
 
 namespace {
 
-// (logits, targets, vocab, temperature, ignoreIndex, logp, entropy|null, async)
+struct PlainArgs {
+  View<float> logits;
+  View<int32_t> targets;
+  int64_t rows, vocab;
+  grpo_logprob_options options;
+};
+
+// (logits, targets, vocab, temperature, ignoreIndex, ...)
+PlainArgs plain_args(const Napi::CallbackInfo& info) {
+  PlainArgs a;
+  a.logits = view_arg<float>(info, 0, "logits");
+  a.targets = view_arg<int32_t>(info, 1, "targets");
+  a.vocab = int_arg(info, 2, "vocab");
+  a.rows = a.targets.length;
+  a.options = {static_cast<float>(number_arg(info, 3, "temperature")), static_cast<int32_t>(int_arg(info, 4, "ignoreIndex"))};
+  expect_length(info.Env(), a.logits, a.rows * a.vocab, "logits");
+  return a;
+}
+
+// (..., logp, entropy|null, async)
 Napi::Value logprob_forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto logits = view_arg<float>(info, 0, "logits");
-  auto targets = view_arg<int32_t>(info, 1, "targets");
-  const int64_t vocab = int_arg(info, 2, "vocab"), rows = targets.length;
-  grpo_logprob_options options{static_cast<float>(number_arg(info, 3, "temperature")),
-                               static_cast<int32_t>(int_arg(info, 4, "ignoreIndex"))};
+  const PlainArgs a = plain_args(info);
   auto logp = view_arg<float>(info, 5, "logp");
   auto entropy = view_arg<float>(info, 6, "entropy", true);
-  expect_length(env, logits, rows * vocab, "logits");
-  expect_length(env, logp, rows, "logp");
-  if (entropy.data) expect_length(env, entropy, rows, "entropy");
+  expect_length(env, logp, a.rows, "logp");
+  if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
   return dispatch(info, bool_arg(info, 7, "async"),
-                  [=] { return grpo_logprob_forward(logits.data, targets.data, rows, vocab, &options, logp.data, entropy.data); },
+                  [=] { return grpo_logprob_forward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, logp.data, entropy.data); },
                   {info[0], info[1], info[5], info[6]});
 }
 
-// (logits, targets, vocab, temperature, ignoreIndex, gradLogp, gradEntropy|null, gradLogits, async)
+// (..., gradLogp, gradEntropy|null, gradLogits, async)
 Napi::Value logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto logits = view_arg<float>(info, 0, "logits");
-  auto targets = view_arg<int32_t>(info, 1, "targets");
-  const int64_t vocab = int_arg(info, 2, "vocab"), rows = targets.length;
-  grpo_logprob_options options{static_cast<float>(number_arg(info, 3, "temperature")),
-                               static_cast<int32_t>(int_arg(info, 4, "ignoreIndex"))};
+  const PlainArgs a = plain_args(info);
   auto grad_logp = view_arg<float>(info, 5, "gradLogp");
   auto grad_entropy = view_arg<float>(info, 6, "gradEntropy", true);
   auto grad_logits = view_arg<float>(info, 7, "gradLogits");
-  expect_length(env, logits, rows * vocab, "logits");
-  expect_length(env, grad_logp, rows, "gradLogp");
-  if (grad_entropy.data) expect_length(env, grad_entropy, rows, "gradEntropy");
-  expect_length(env, grad_logits, rows * vocab, "gradLogits");
+  expect_length(env, grad_logp, a.rows, "gradLogp");
+  if (grad_entropy.data) expect_length(env, grad_entropy, a.rows, "gradEntropy");
+  expect_length(env, grad_logits, a.rows * a.vocab, "gradLogits");
   return dispatch(info, bool_arg(info, 8, "async"),
                   [=] {
-                    return grpo_logprob_backward(logits.data, targets.data, rows, vocab, &options, grad_logp.data,
+                    return grpo_logprob_backward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, grad_logp.data,
                                                  grad_entropy.data, grad_logits.data);
                   },
                   {info[0], info[1], info[5], info[6], info[7]});
