@@ -1,0 +1,56 @@
+// Parity with an independent PyTorch implementation of the Hugging Face Llama/Qwen2 forward
+// (scripts/make-model-fixture.py, float64): tiny random checkpoints, one in float32 with QKV bias
+// and GQA (Qwen2), one in bfloat16 with tied embeddings (Llama).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { BuiltinPolicy } from '../lib/policy/builtin.js';
+import { configFromHf } from '../lib/policy/config.js';
+import { expectClose } from './helpers/close.js';
+
+const folder = (name: string) => fileURLToPath(new URL(`./fixtures/model/${name}`, import.meta.url));
+
+interface Expected {
+  sequences: { tokens: number[]; logits: number[][] }[];
+}
+
+describe.each(['qwen2-tiny', 'llama-tiny'])('%s', (name) => {
+  const expected = JSON.parse(readFileSync(`${folder(name)}/expected.json`, 'utf8')) as Expected;
+
+  it('loads the Hugging Face config and weights', async () => {
+    const policy = await BuiltinPolicy.load(folder(name));
+    const hf = JSON.parse(readFileSync(`${folder(name)}/config.json`, 'utf8'));
+    expect(policy.config).toEqual(configFromHf(hf));
+    expect(policy.config.tieEmbeddings).toBe(hf.tie_word_embeddings);
+    expect(policy.tensorList().some((t) => t.name === 'lm_head.weight')).toBe(!hf.tie_word_embeddings);
+  });
+
+  it('logits match the PyTorch reference', async () => {
+    const policy = await BuiltinPolicy.load(folder(name));
+    const vocab = policy.config.vocabSize;
+    for (const s of expected.sequences) {
+      const logits = await policy.logits([s.tokens]);
+      expect(logits.length).toBe(s.tokens.length * vocab);
+      expectClose(logits, s.logits.flat(), { atol: 2e-4, rtol: 2e-4 });
+    }
+  });
+
+  it('packed sequences give the same logits as one at a time', async () => {
+    const policy = await BuiltinPolicy.load(folder(name));
+    const packed = await policy.logits(expected.sequences.map((s) => s.tokens));
+    const single = await Promise.all(expected.sequences.map((s) => policy.logits([s.tokens])));
+    expect(Array.from(packed)).toEqual(single.flatMap((l) => Array.from(l)));
+  });
+
+  it('scores equal the log-softmax of the reference logits', async () => {
+    const policy = await BuiltinPolicy.load(folder(name));
+    const s = expected.sequences[0];
+    const scores = await policy.score({ prompts: [s.tokens.slice(0, 2)], completions: [s.tokens.slice(2)] });
+    const want = s.tokens.slice(2).map((token, j) => {
+      const row = s.logits[1 + j];
+      const max = Math.max(...row);
+      return row[token] - max - Math.log(row.reduce((sum, x) => sum + Math.exp(x - max), 0));
+    });
+    expectClose(scores.logp[0], want, { atol: 2e-4, rtol: 2e-4 });
+  });
+});
