@@ -57,16 +57,12 @@ class Buffer {
 };
 
 // panel [kc, width] = op(X)[i0 .. i0+count, k0 .. k0+kc] transposed, zero past `count`.
-void pack_panel(const Operand& x, int64_t i0, int64_t count, int64_t k0, int64_t kc, int width, float* panel) {
+void pack_panel(const TileKernel& kn, const Operand& x, int64_t i0, int64_t count, int64_t k0, int64_t kc, int width,
+                float* panel) {
+  if (!x.trans) return kn.pack_transposed(x.data + i0 * x.ld + k0, x.ld, static_cast<int>(count), kc, width, panel);
+  // rows of the stored X run along i: copy `count` contiguous values per k
   if (count < width) std::fill(panel, panel + kc * width, 0.0f);
-  if (x.trans) {  // rows of the stored X run along i: copy `count` contiguous values per k
-    for (int64_t k = 0; k < kc; ++k) std::memcpy(panel + k * width, x.data + (k0 + k) * x.ld + i0, count * sizeof(float));
-    return;
-  }
-  for (int64_t i = 0; i < count; ++i) {  // rows of the stored X run along k: scatter with stride `width`
-    const float* src = x.data + (i0 + i) * x.ld + k0;
-    for (int64_t k = 0; k < kc; ++k) panel[k * width + i] = src[k];
-  }
+  for (int64_t k = 0; k < kc; ++k) std::memcpy(panel + k * width, x.data + (k0 + k) * x.ld + i0, count * sizeof(float));
 }
 
 void generic_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int, int) {
@@ -130,10 +126,10 @@ void pack_chunk(const TileKernel& kn, const Operand& a, const Operand& b, bool w
   parallel_for(a_panels + b_panels, kPanelsPerPackJob, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       if (p < a_panels) {
-        pack_panel(a, m0 + p * kn.mr, std::min<int64_t>(kn.mr, mc - p * kn.mr), k0, kc, kn.mr, a_pack + p * kc * kn.mr);
+        pack_panel(kn, a, m0 + p * kn.mr, std::min<int64_t>(kn.mr, mc - p * kn.mr), k0, kc, kn.mr, a_pack + p * kc * kn.mr);
       } else {
         const int64_t q = p - a_panels;
-        pack_panel(b, n0 + q * kn.nr, std::min<int64_t>(kn.nr, nc - q * kn.nr), k0, kc, kn.nr, b_pack + q * kc * kn.nr);
+        pack_panel(kn, b, n0 + q * kn.nr, std::min<int64_t>(kn.nr, nc - q * kn.nr), k0, kc, kn.nr, b_pack + q * kc * kn.nr);
       }
     }
   });
@@ -146,7 +142,13 @@ void scale_c(int64_t M, int64_t N, float beta, float* C, int64_t ldc) {
 
 }  // namespace
 
-TileKernel generic_kernel() { return {"generic", 6, 16, false, &generic_tile}; }
+void pack_transposed_generic(const float* src, int64_t ld, int count, int64_t kc, int width, float* panel) {
+  if (count < width) std::fill(panel, panel + kc * width, 0.0f);
+  for (int i = 0; i < count; ++i)
+    for (int64_t k = 0; k < kc; ++k) panel[k * width + i] = src[i * ld + k];
+}
+
+TileKernel generic_kernel() { return {"generic", 6, 16, false, &generic_tile, &pack_transposed_generic}; }
 
 const TileKernel& best_kernel() {
   static const TileKernel kernel = [] {

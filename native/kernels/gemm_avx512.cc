@@ -5,6 +5,9 @@
 
 #include "gemm_kernels.h"
 
+// GCC 12 reports the _mm512_undefined_ps() pass-through inside unpack/shuffle intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #define GRPO_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
 
 namespace grpo::gemm_detail {
@@ -53,6 +56,43 @@ GRPO_AVX512 void tile(int64_t kc, const float* a, const float* b, float* c, int6
   }
 }
 
+// r[i][j] becomes r[j][i] (16 × 16): pairs, quads, then 128-bit lanes.
+GRPO_AVX512 inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16], v[16];
+  for (int i = 0; i < 16; i += 2) t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  for (int i = 0; i < 16; i += 4) {  // u[i + j] = column 4L + j of rows i .. i+3, in lane L
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44), u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44), u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int j = 0; j < 4; ++j) {
+    v[j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), v[4 + j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+    v[8 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88), v[12 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm512_shuffle_f32x4(v[j], v[8 + j], 0x88), r[8 + j] = _mm512_shuffle_f32x4(v[j], v[8 + j], 0xDD);
+    r[4 + j] = _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0x88), r[12 + j] = _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0xDD);
+  }
+}
+
+GRPO_AVX512 inline __mmask16 first(int64_t n) { return column_mask(n > 16 ? 16 : static_cast<int>(n)); }
+
+// The TransposeFn, 16 × 16 blocks through registers; masked loads and stores at the edges.
+GRPO_AVX512 void pack_transposed(const float* src, int64_t ld, int count, int64_t kc, int width, float* panel) {
+  for (int g = 0; g < width; g += 16) {
+    const int rows = count - g < 0 ? 0 : count - g;
+    const __mmask16 out_mask = first(width - g);
+    for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+      const __mmask16 in_mask = first(kc - k0);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) r[i] = i < rows ? _mm512_maskz_loadu_ps(in_mask, src + (g + i) * ld + k0) : _mm512_setzero_ps();
+      transpose16(r);
+      const int64_t kn = kc - k0 < 16 ? kc - k0 : 16;
+      for (int64_t j = 0; j < kn; ++j) _mm512_mask_storeu_ps(panel + (k0 + j) * width + g, out_mask, r[j]);
+    }
+  }
+}
+
 template <int... R>
 struct Rows {
   static constexpr TileFn table[sizeof...(R)] = {&tile<R>...};
@@ -65,6 +105,6 @@ void run(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, floa
 
 }  // namespace
 
-TileKernel avx512_kernel() { return {"avx512", kMR, kNR, true, &run}; }
+TileKernel avx512_kernel() { return {"avx512", kMR, kNR, true, &run, &pack_transposed}; }
 
 }  // namespace grpo::gemm_detail

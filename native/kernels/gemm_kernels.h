@@ -15,12 +15,20 @@ namespace grpo::gemm_detail {
 using TileFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
                         int rows, int cols);
 
+// panel[k · width + i] = src[i · ld + k] for i < count, k < kc; zero for count <= i < width.
+// Packs rows of a stored matrix whose rows run along k (A, or Bᵀ when B is transposed).
+using TransposeFn = void (*)(const float* src, int64_t ld, int count, int64_t kc, int width, float* panel);
+
 struct TileKernel {
   const char* name;  // "avx512", "avx2" or "generic" (the grpo_cpu_path names)
   int mr, nr;        // register tile of C: mr rows × nr columns
   bool edges;        // handles rows < mr and cols < nr
   TileFn run;
+  TransposeFn pack_transposed;
 };
+
+// The plain TransposeFn (gemm.cc).
+void pack_transposed_generic(const float* src, int64_t ld, int count, int64_t kc, int width, float* panel);
 
 // Kernel tables per path; a path's kernel may only run where grpo_cpu_path() allows it.
 TileKernel avx512_kernel();   // 14 × 32, masked edges
