@@ -7,6 +7,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   grpo::addon::register_runtime(env, exports);
   grpo::addon::register_logprob(env, exports);
   grpo::addon::register_advantage(env, exports);
+  grpo::addon::register_loss(env, exports);
   grpo::addon::register_gemm(env, exports);
   grpo::addon::register_model(env, exports);
   return exports;

@@ -8,6 +8,7 @@ namespace grpo::addon {
 void register_runtime(Napi::Env env, Napi::Object exports);
 void register_logprob(Napi::Env env, Napi::Object exports);
 void register_advantage(Napi::Env env, Napi::Object exports);
+void register_loss(Napi::Env env, Napi::Object exports);
 void register_gemm(Napi::Env env, Napi::Object exports);
 void register_model(Napi::Env env, Napi::Object exports);
 

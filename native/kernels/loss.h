@@ -1,0 +1,50 @@
+// Internals of the policy loss shared by loss.cc (orchestration, reductions) and loss_row.cc
+// (the per-row forward and backward).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "grpo/loss.h"
+
+namespace grpo {
+
+struct LossProblem {
+  const float *logp, *old_logp, *ref_logp, *advantages, *entropy;
+  const uint8_t* mask;
+  const int32_t* segments;
+  bool advantages_per_token;
+  int64_t rows, cols;
+  grpo_loss_options options;
+  // Resolved before the row pass:
+  double total_tokens = 0, token_count = 1, sequence_count = 1, loss_scale_factor = 1;
+  float keep_threshold = 0;  // entropy at or above which the policy term is kept
+};
+
+constexpr int kBadValue = 1, kBadSegment = 2;
+
+// Sums of one block of rows (combined in block order).
+struct LossPartial {
+  double loss = 0, policy = 0, kl = 0, low = 0, high = 0, region = 0, dual = 0, ratio = 0, entropy = 0, ppo_kl = 0,
+         tokens = 0;
+  double ratio_min = std::numeric_limits<double>::infinity(), ratio_max = -std::numeric_limits<double>::infinity();
+  int64_t bad_index = -1;  // first flat index of a bad input, -1 if none
+  int bad_what = 0;
+};
+
+// Per-bin sums of the importance-sampling level (1 bin per row, or K + 1 items).
+struct RowScratch {
+  std::vector<double> log_ratio, count, grad;
+  explicit RowScratch(int64_t bins) : log_ratio(bins), count(bins), grad(bins) {}
+};
+
+// Aggregation weight of each masked token of a row holding n of them.
+double row_weight(const LossProblem& p, double n);
+
+// Forward and backward of one row: writes grad_logp[row, :], adds to `partial`.
+void loss_row(const LossProblem& p, int64_t row, RowScratch& scratch, float* grad_logp, LossPartial& partial);
+
+void policy_loss(LossProblem& p, float* grad_logp, grpo_loss_stats* stats);
+
+}  // namespace grpo
