@@ -37,7 +37,7 @@ export interface PolicyLossOptions {
   /**
    * `"clip"` (TRL grpo/bnpo/dr_grpo/dapo/luspo, verl vanilla/gspo), `"cispoCap"` (TRL cispo: sg(min(r, cap))·A·logp),
    * `"cispoClamp"` (verl cispo), `"sapo"`, `"vespo"` (TRL), `"gpg"` (verl), `"geoMean"` (verl GMPO: row mean,
-   * ignores `isLevel` and uses `sequenceCount` rows for its policy term). @defaultValue "clip"
+   * ignores `isLevel` and `aggregation` for its policy term, which is a mean over `sequenceCount` rows). @defaultValue "clip"
    */
   lossType?: LossType;
   /** `"token"`, `"sequence"` (TRL GSPO), `"sequenceToken"` (verl gspo), `"item"` (Rank-GRPO, needs segments). @defaultValue "token" */
@@ -180,9 +180,11 @@ export function resolveLossOptions(options?: PolicyLossOptions): ResolvedLossOpt
   check.knownKeys(`${FN} vespo`, o.vespo, ['kPos', 'lambdaPos', 'kNeg', 'lambdaNeg']);
   const vespo = { ...LOSS_DEFAULTS.vespo, ...o.vespo };
   for (const [k, v] of Object.entries(vespo)) nonNegative(`vespo.${k}`, v);
+  const lossType = check.oneOf(`${FN} lossType`, o.lossType, LOSS_TYPES);
+  const isLevel = check.oneOf(`${FN} isLevel`, o.isLevel, IS_LEVELS);
   return {
-    lossType: check.oneOf(`${FN} lossType`, o.lossType, LOSS_TYPES),
-    isLevel: check.oneOf(`${FN} isLevel`, o.isLevel, IS_LEVELS),
+    lossType,
+    isLevel: lossType === 'geoMean' ? 'token' : isLevel, // GMPO forms its own sequence ratio
     epsilonLow: nonNegative('epsilonLow', o.epsilonLow),
     epsilonHigh: optional('epsilonHigh', o.epsilonHigh, nonNegative),
     delta: optional('delta', o.delta, positive),
