@@ -36,27 +36,28 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
 }
 
 const runColor = { field: 'run', type: 'nominal', title: 'run' } as const;
+const stepAxis = { field: 'step', type: 'quantitative', title: 'step' } as const;
+
+/** What every figure shares: schema, title, size, look. */
+function frame(title: string, width: number | { step: number } = WIDTH) {
+  return { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, width, height: HEIGHT, config: CONFIG };
+}
 
 /** Validation curves of several runs: a line per run and its interval as a shaded band. */
 export function validationSpec(title: string, metric: string, points: readonly BandPoint[]): TopLevelSpec {
   const banded = points.filter((p) => Number.isFinite(p.low) && Number.isFinite(p.high));
-  const x = { field: 'step', type: 'quantitative', title: 'step' } as const;
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: WIDTH,
-    height: HEIGHT,
-    config: CONFIG,
+    ...frame(title),
     layer: [
       {
         data: { values: banded },
         mark: { type: 'area', opacity: 0.2 },
-        encoding: { x, y: { field: 'low', type: 'quantitative', title: metric, scale: { zero: false } }, y2: { field: 'high' }, color: runColor },
+        encoding: { x: stepAxis, y: { field: 'low', type: 'quantitative', title: metric, scale: { zero: false } }, y2: { field: 'high' }, color: runColor },
       },
       {
         data: { values: points },
         mark: { type: 'line', point: true, strokeWidth: 2 },
-        encoding: { x, y: { field: 'value', type: 'quantitative', title: metric, scale: { zero: false } }, color: runColor },
+        encoding: { x: stepAxis, y: { field: 'value', type: 'quantitative', title: metric, scale: { zero: false } }, color: runColor },
       },
     ],
   } as TopLevelSpec;
@@ -68,17 +69,12 @@ export function traceSpec(title: string, series: string, runs: ReadonlyArray<{ r
     const smooth = trailingMean(raw, window);
     return Array.from(raw, (value, step) => ({ run, step, value, mean: smooth[step] }));
   });
-  const x = { field: 'step', type: 'quantitative', title: 'step' } as const;
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: WIDTH,
-    height: HEIGHT,
-    config: CONFIG,
+    ...frame(title),
     data: { values },
     layer: [
-      { mark: { type: 'line', opacity: 0.25, strokeWidth: 1 }, encoding: { x, y: { field: 'value', type: 'quantitative', title: series }, color: runColor } },
-      { mark: { type: 'line', strokeWidth: 2.5 }, encoding: { x, y: { field: 'mean', type: 'quantitative' }, color: runColor } },
+      { mark: { type: 'line', opacity: 0.25, strokeWidth: 1 }, encoding: { x: stepAxis, y: { field: 'value', type: 'quantitative', title: series }, color: runColor } },
+      { mark: { type: 'line', strokeWidth: 2.5 }, encoding: { x: stepAxis, y: { field: 'mean', type: 'quantitative' }, color: runColor } },
     ],
   } as TopLevelSpec;
 }
@@ -86,11 +82,7 @@ export function traceSpec(title: string, series: string, runs: ReadonlyArray<{ r
 /** Zero-reward fractions as grouped bars: one group per reward target, one bar per measure. */
 export function zeroRewardSpec(title: string, rows: ReadonlyArray<{ target: string; measure: string; fraction: number }>): TopLevelSpec {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: { step: 48 },
-    height: HEIGHT,
-    config: CONFIG,
+    ...frame(title, { step: 48 }),
     data: { values: rows },
     mark: 'bar',
     encoding: {
