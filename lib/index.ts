@@ -69,3 +69,27 @@ export {
   type TokenAdvantageResult,
 } from './kernels/token-advantages.js';
 export * from './eval/index.js';
+export {
+  policyLoss,
+  policyLossSync,
+  resolveLossOptions,
+  LOSS_DEFAULTS,
+  LOSS_TYPES,
+  IS_LEVELS,
+  KL_ESTIMATORS,
+  KL_CLAMPS,
+  AGGREGATIONS,
+  type LossType,
+  type IsLevel,
+  type KlEstimator,
+  type KlClamp,
+  type Aggregation,
+  type PolicyLossInput,
+  type PolicyLossOptions,
+  type PolicyLossStats,
+  type PolicyLossResult,
+  type ResolvedLossOptions,
+} from './kernels/loss.js';
+export { presets, type Preset } from './kernels/presets.js';
+export { policyLossReference, klReference, type LossReferenceInput } from './reference/loss.js';
+export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference } from './reference/advantage.js';
