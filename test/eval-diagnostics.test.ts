@@ -36,6 +36,8 @@ describe('zero-reward fractions', () => {
     expect(respondent).toEqual({ cells: 3 / 4, requests: 1 / 2 });
     expect(union).toEqual({ cells: 1 / 4, requests: 0 });
     expect(compareZeroRewards(completions, requests, { k: 2, respondents: [1, 0] }).respondent).toEqual(union);
+    // default K = 20: ranks 3..20 are empty in every list
+    expect(compareZeroRewards(completions, requests).union).toEqual({ cells: 1 - 3 / 40, requests: 0 });
   });
 
   it('rejects a wrong shape', () => {

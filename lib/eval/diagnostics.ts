@@ -7,6 +7,7 @@ import { extractAnswers } from '../rewards/ccr-extract.js';
 import { informativeGroups } from '../rewards/ccr.js';
 import {
   prepareRequest,
+  RANK_REWARD_DEFAULTS,
   rankRewardsBatch,
   resolveRankOptions,
   scoreCompletion,
@@ -15,7 +16,7 @@ import {
   type RewardRequest,
 } from '../rewards/recommend.js';
 import { float32Array, integer, knownKeys, length, oneOf } from '../validate.js';
-import { bootstrap, ratioOf, type BootstrapOptions, type Interval, type RequestSeries } from './bootstrap.js';
+import { bootstrap, type BootstrapOptions, type Interval, type RequestSeries } from './bootstrap.js';
 
 /** How often a group gives no signal at all. */
 export interface ZeroRewardFractions {
@@ -60,7 +61,7 @@ export function compareZeroRewards(
   options: Omit<RankRewardBatchOptions, 'target'> = {},
 ): { respondent: ZeroRewardFractions; union: ZeroRewardFractions } {
   const candidates = completions.length === 0 ? 1 : completions[0].length;
-  const k = resolveRankOptions({ k: options.k }).k;
+  const k = options.k ?? RANK_REWARD_DEFAULTS.k;
   const { respondents, ...rest } = options;
   const fractions = (batch: { rewards: Float32Array }) => zeroRewardFractions(batch.rewards, requests.length, candidates, k);
   return {
@@ -164,7 +165,7 @@ export function respondentVarianceShare(rewards: readonly Float32Array[], candid
     [series.sum[i], series.count[i]] = sumsOfSquares(advantages, respondents, cells);
   });
   const [interval] = bootstrap([series], bootstrapOptions);
-  return { ...interval, estimate: ratioOf(series), requests: several.length, series };
+  return { ...interval, requests: several.length, series };
 }
 
 /** CCR: observed and predicted fractions of informative groups. */
