@@ -10,6 +10,7 @@
 #include <new>
 
 #include "gemm.h"
+#include "gemm_bf16.h"
 #include "gemm_kernels.h"
 #include "grpo/grpo.h"
 #include "thread_pool.h"
@@ -56,13 +57,28 @@ class Buffer {
   size_t capacity_ = 0;
 };
 
+// Floats one packed panel of `width` rows or columns takes (bf16 panels hold two k per float).
+int64_t panel_floats(const TileKernel& kn, int64_t kc, int width) { return (kn.to_pairs ? (kc + 1) / 2 : kc) * width; }
+
 // panel [kc, width] = op(X)[i0 .. i0+count, k0 .. k0+kc] transposed, zero past `count`.
-void pack_panel(const TileKernel& kn, const Operand& x, int64_t i0, int64_t count, int64_t k0, int64_t kc, int width,
-                float* panel) {
+void pack_floats(const TileKernel& kn, const Operand& x, int64_t i0, int64_t count, int64_t k0, int64_t kc, int width,
+                 float* panel) {
   if (!x.trans) return kn.pack_transposed(x.data + i0 * x.ld + k0, x.ld, static_cast<int>(count), kc, width, panel);
   // rows of the stored X run along i: copy `count` contiguous values per k
   if (count < width) std::fill(panel, panel + kc * width, 0.0f);
   for (int64_t k = 0; k < kc; ++k) std::memcpy(panel + k * width, x.data + (k0 + k) * x.ld + i0, count * sizeof(float));
+}
+
+// The kernel's panel: floats, or bf16 k-pairs (through a float panel with a zero row when kc is odd).
+void pack_panel(const TileKernel& kn, const Operand& x, int64_t i0, int64_t count, int64_t k0, int64_t kc, int width,
+                float* panel) {
+  if (!kn.to_pairs) return pack_floats(kn, x, i0, count, k0, kc, width, panel);
+  thread_local Buffer scratch_buffer;
+  const int64_t even = kc + (kc & 1);
+  float* scratch = scratch_buffer.get(even * width);  // [even, width]
+  pack_floats(kn, x, i0, count, k0, kc, width, scratch);
+  if (kc & 1) std::fill(scratch + kc * width, scratch + even * width, 0.0f);
+  kn.to_pairs(scratch, even, width, panel);
 }
 
 void generic_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int, int) {
@@ -89,8 +105,8 @@ void run_tile(const Chunk& ch, int64_t a_panel, int64_t b_panel) {
   const TileKernel& kn = ch.kernel;
   const int rows = static_cast<int>(std::min<int64_t>(kn.mr, ch.mc - a_panel * kn.mr));
   const int cols = static_cast<int>(std::min<int64_t>(kn.nr, ch.nc - b_panel * kn.nr));
-  const float* a = ch.a_pack + a_panel * ch.kc * kn.mr;
-  const float* b = ch.b_pack + b_panel * ch.kc * kn.nr;
+  const float* a = ch.a_pack + a_panel * panel_floats(kn, ch.kc, kn.mr);
+  const float* b = ch.b_pack + b_panel * panel_floats(kn, ch.kc, kn.nr);
   float* c = ch.C + (ch.m0 + a_panel * kn.mr) * ch.ldc + ch.n0 + b_panel * kn.nr;
   if (kn.edges || (rows == kn.mr && cols == kn.nr)) return kn.run(ch.kc, a, b, c, ch.ldc, ch.alpha, ch.beta, rows, cols);
   alignas(64) float scratch[14 * 32];  // largest tile of any kernel
@@ -126,10 +142,12 @@ void pack_chunk(const TileKernel& kn, const Operand& a, const Operand& b, bool w
   parallel_for(a_panels + b_panels, kPanelsPerPackJob, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       if (p < a_panels) {
-        pack_panel(kn, a, m0 + p * kn.mr, std::min<int64_t>(kn.mr, mc - p * kn.mr), k0, kc, kn.mr, a_pack + p * kc * kn.mr);
+        pack_panel(kn, a, m0 + p * kn.mr, std::min<int64_t>(kn.mr, mc - p * kn.mr), k0, kc, kn.mr,
+                   a_pack + p * panel_floats(kn, kc, kn.mr));
       } else {
         const int64_t q = p - a_panels;
-        pack_panel(kn, b, n0 + q * kn.nr, std::min<int64_t>(kn.nr, nc - q * kn.nr), k0, kc, kn.nr, b_pack + q * kc * kn.nr);
+        pack_panel(kn, b, n0 + q * kn.nr, std::min<int64_t>(kn.nr, nc - q * kn.nr), k0, kc, kn.nr,
+                   b_pack + q * panel_floats(kn, kc, kn.nr));
       }
     }
   });
@@ -148,7 +166,19 @@ void pack_transposed_generic(const float* src, int64_t ld, int count, int64_t kc
     for (int64_t k = 0; k < kc; ++k) panel[k * width + i] = src[i * ld + k];
 }
 
-TileKernel generic_kernel() { return {"generic", 6, 16, false, &generic_tile, &pack_transposed_generic}; }
+TileKernel generic_kernel() { return {"generic", 6, 16, false, &generic_tile, &pack_transposed_generic, nullptr}; }
+
+const TileKernel* best_bf16_kernel() {
+  static const TileKernel kernel = avx512_bf16_kernel();
+  static const bool usable = [] {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return std::strcmp(grpo_cpu_path(), "avx512") == 0 && __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+  }();
+  return usable ? &kernel : nullptr;
+}
 
 const TileKernel& best_kernel() {
   static const TileKernel kernel = [] {
@@ -184,6 +214,15 @@ void gemm_with(const TileKernel& kn, bool trans_a, bool trans_b, int64_t M, int6
 }
 
 }  // namespace gemm_detail
+
+void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  const gemm_detail::TileKernel* bf16 = gemm_detail::best_bf16_kernel();
+  gemm_detail::gemm_with(bf16 ? *bf16 : gemm_detail::best_kernel(), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta,
+                         C, ldc);
+}
+
+bool gemm_bf16_native() { return gemm_detail::best_bf16_kernel() != nullptr; }
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {

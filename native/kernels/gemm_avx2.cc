@@ -40,6 +40,6 @@ __attribute__((target("avx2,fma"))) void tile(int64_t kc, const float* a, const 
 
 }  // namespace
 
-TileKernel avx2_kernel() { return {"avx2", kMR, kNR, false, &tile, &pack_transposed_generic}; }
+TileKernel avx2_kernel() { return {"avx2", kMR, kNR, false, &tile, &pack_transposed_generic, nullptr}; }
 
 }  // namespace grpo::gemm_detail

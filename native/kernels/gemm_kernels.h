@@ -19,12 +19,17 @@ using TileFn = void (*)(int64_t kc, const float* a, const float* b, float* c, in
 // Packs rows of a stored matrix whose rows run along k (A, or Bᵀ when B is transposed).
 using TransposeFn = void (*)(const float* src, int64_t ld, int count, int64_t kc, int width, float* panel);
 
+// pairs[p · width + i] = the bfloat16 values of panel[2p · width + i] and panel[(2p+1) · width + i]
+// in one 32-bit word (kc even): the panel layout of the bf16 kernels.
+using PairFn = void (*)(const float* panel, int64_t kc, int width, float* pairs);
+
 struct TileKernel {
   const char* name;  // "avx512", "avx2" or "generic" (the grpo_cpu_path names)
   int mr, nr;        // register tile of C: mr rows × nr columns
   bool edges;        // handles rows < mr and cols < nr
   TileFn run;
   TransposeFn pack_transposed;
+  PairFn to_pairs;  // null for float32 panels
 };
 
 // The plain TransposeFn (gemm.cc).
@@ -34,9 +39,11 @@ void pack_transposed_generic(const float* src, int64_t ld, int count, int64_t kc
 TileKernel avx512_kernel();   // 14 × 32, masked edges
 TileKernel avx2_kernel();     // 6 × 16
 TileKernel generic_kernel();  // 6 × 16, plain C++
+TileKernel avx512_bf16_kernel();  // 14 × 32 over bf16 k-pairs (vdpbf16ps), float32 sums
 
-// The kernel of the best path this CPU supports.
+// The kernel of the best path this CPU supports; for gemm_bf16, the BF16 kernel or null.
 const TileKernel& best_kernel();
+const TileKernel* best_bf16_kernel();
 
 // grpo::gemm with an explicit kernel (tests run every path the CPU supports).
 void gemm_with(const TileKernel& kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,

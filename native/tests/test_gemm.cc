@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "gemm.h"
+#include "gemm_bf16.h"
 #include "gemm_kernels.h"
 #include "grpo/grpo.h"
 
@@ -89,6 +90,38 @@ void same_bits_for_any_thread_count(bool ta, bool tb) {
   CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
 }
 
+float round_to_bf16(float x) {  // nearest even, as vcvtne2ps2bf16 does for finite x
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
+// gemm_bf16 equals the reference on bf16-rounded inputs (float32 sums), where it is native.
+void bf16_matches_rounded_reference(const Case& c) {
+  const int64_t lda = (c.ta ? c.M : c.K) + c.pad, ldb = (c.tb ? c.K : c.N) + c.pad, ldc = c.N + c.pad;
+  std::vector<float> A = grpo::test::random_floats((c.ta ? c.K : c.M) * lda, 1.0f, 21);  // [rows of stored A, lda]
+  std::vector<float> B = grpo::test::random_floats((c.tb ? c.N : c.K) * ldb, 1.0f, 22);  // [rows of stored B, ldb]
+  std::vector<float> C = grpo::test::random_floats(c.M * ldc, 1.0f, 23), R = C;           // [M, ldc]
+  grpo::gemm_bf16(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, C.data(), ldc);
+  for (float& x : A) x = round_to_bf16(x);
+  for (float& x : B) x = round_to_bf16(x);
+  grpo::gemm_reference(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, R.data(), ldc);
+  grpo::test::close("gemm_bf16", C.data(), R.data(), C.size(), 1e-5 * std::sqrt(c.K + 1.0) * 4.0, 1e-5);
+}
+
+void bf16_same_bits_for_any_thread_count() {
+  const int64_t M = 45, N = 700, K = 1031;
+  std::vector<float> A = grpo::test::random_floats(M * K, 1.0f, 24), B = grpo::test::random_floats(N * K, 1.0f, 25);
+  std::vector<float> one(M * N), two(M * N);
+  grpo_set_num_threads(1);
+  grpo::gemm_bf16(false, true, M, N, K, 1.0f, A.data(), K, B.data(), K, 0.0f, one.data(), N);
+  grpo_set_num_threads(2);
+  grpo::gemm_bf16(false, true, M, N, K, 1.0f, A.data(), K, B.data(), K, 0.0f, two.data(), N);
+  CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
+}
+
 }  // namespace
 
 int main() {
@@ -99,5 +132,10 @@ int main() {
   }
   for (bool ta : {false, true})
     for (bool tb : {false, true}) same_bits_for_any_thread_count(ta, tb);
+  if (grpo::gemm_bf16_native()) {
+    for (const Case& c : cases()) bf16_matches_rounded_reference(c);
+    bf16_same_bits_for_any_thread_count();
+  }
+  std::printf("gemm_bf16 native: %s\n", grpo::gemm_bf16_native() ? "yes" : "no");
   return grpo::test::report("test_gemm");
 }
