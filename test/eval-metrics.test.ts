@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Catalog, renderItems } from '../lib/rewards/index.js';
 import { evaluateRecommendations, rankMetrics, type RecEvalRequest } from '../lib/eval/metrics.js';
 import { popularityIndex } from '../lib/eval/popularity.js';
 import { GrpoError } from '../lib/errors.js';
+import { loadMoviesMulti, loadMoviesMultiFilms } from '../lib/data/movies-multi-files.js';
 
 const d = (i: number) => 1 / Math.log2(i + 2); // DCG discount of 0-based rank i
 
@@ -26,6 +28,21 @@ describe('rankMetrics', () => {
     expect(rankMetrics([], 2, 5)).toEqual({ recall: 0, ndcg: 0 });
     const undefinedRow = rankMetrics([1], 0, 5);
     expect(Number.isNaN(undefinedRow.recall) && Number.isNaN(undefinedRow.ndcg)).toBe(true);
+  });
+
+  it('recall and NDCG lie in [0, 1]; NDCG is 1 when the first min(K, |truth|) ranks all hit (property)', () => {
+    const cases = fc.record({ hits: fc.array(fc.constantFrom(0, 1), { maxLength: 30 }), extra: fc.nat(10), k: fc.integer({ min: 1, max: 40 }) });
+    fc.assert(
+      fc.property(cases, ({ hits, extra, k }) => {
+        const truthSize = hits.reduce((a, b) => a + b, 0) + extra;
+        if (truthSize === 0) return true;
+        const { recall, ndcg } = rankMetrics(hits, truthSize, k);
+        const front = Math.min(k, truthSize);
+        const perfect = hits.length >= front && hits.slice(0, front).every((h) => h === 1);
+        return recall >= 0 && recall <= 1 && ndcg >= 0 && ndcg <= 1 + 1e-12 && (Math.abs(ndcg - 1) < 1e-12) === perfect;
+      }),
+      { seed: 25, numRuns: 500 },
+    );
   });
 
   it('idealCap truncates the ideal list (upstream short-list quirk)', () => {
@@ -133,5 +150,31 @@ describe('evaluateRecommendations', () => {
     expect(() => evaluateRecommendations([3 as unknown as string], [request])).toThrow(GrpoError);
     expect(() => evaluateRecommendations(['x'], [{ respondents: [] }])).toThrow(/respondents/);
     expect(() => evaluateRecommendations(['x'], [request], { semantic: 'upstream' } as object)).toThrow(/did you mean "semantics"/);
+  });
+});
+
+describe('on the bundled movies-multi benchmark', () => {
+  const requests = loadMoviesMulti('validation');
+  const films = loadMoviesMultiFilms();
+  const popularity = films.map((f) => ({ title: f.title, year: f.year, popularity: f.mentions }));
+  // each request answered with respondent 0's own list
+  const lists = requests.map((r) => renderItems(r.respondents[0].items));
+  const [m] = evaluateRecommendations(lists, requests, { ks: [20], popularity, catalog: Catalog.fromEntries(films) });
+
+  it("a respondent's own list: recall 1 against that row, |list| / |relevant| against the relevant set", () => {
+    requests.forEach((request, g) => {
+      const own = request.respondents[0].items.length;
+      expect(m.series.relevantRecall.sum[g]).toBeCloseTo(Math.min(own, 20) / request.relevant!.length, 12);
+      // rows: respondent 0 scores 1 (lists hold at most 10 films)
+      expect(m.series.rowRecall.sum[g]).toBeGreaterThanOrEqual(1);
+      expect(m.series.rowRecall.count[g]).toBe(request.respondents.length);
+    });
+    expect(m.values.rowRecall).toBeGreaterThan(m.values.relevantRecall);
+  });
+
+  it('respondents favour popular films: hits are more popular than the relevant set', () => {
+    // README: relevant films average 17.3 ReDial mentions, the films respondents pick 31.4
+    expect(m.values.hitLogPopularity).toBeGreaterThan(m.values.truthLogPopularity + 0.3);
+    expect(m.series.hitLogPopularity.count.reduce((a, b) => a + b, 0)).toBe(requests.reduce((n, r) => n + r.respondents[0].items.length, 0));
   });
 });
