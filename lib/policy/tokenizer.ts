@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { GrpoError } from '../errors.js';
+import { byteToUnicode } from './bpe-train.js';
 
 /** One chat message for {@link Tokenizer.applyChatTemplate}. */
 export interface ChatMessage {
@@ -33,6 +34,8 @@ export class Tokenizer {
   private readonly chatTemplate: string | undefined;
   private readonly config: Json;
   private readonly json: Json;
+  /** Printable character → byte, when the decoder is ByteLevel. */
+  private readonly byteTable: Map<string, number> | undefined;
 
   /** From the parsed tokenizer.json and (optionally) tokenizer_config.json. */
   constructor(tokenizerJson: Json, tokenizerConfig: Json = {}) {
@@ -43,6 +46,7 @@ export class Tokenizer {
     }
     this.config = tokenizerConfig;
     this.json = tokenizerJson;
+    this.byteTable = (tokenizerJson.decoder as Json | null)?.type === 'ByteLevel' ? new Map(byteToUnicode().map((c, b) => [c, b])) : undefined;
     this.chatTemplate = typeof tokenizerConfig.chat_template === 'string' ? tokenizerConfig.chat_template : undefined;
     this.vocabSize = vocabSizeOf(tokenizerJson);
     this.eosTokenId = this.idOf(tokenizerConfig.eos_token);
@@ -69,20 +73,43 @@ export class Tokenizer {
   }
 
   decode(ids: ArrayLike<number>, options: { skipSpecialTokens?: boolean } = {}): string {
+    if (ids.length === 0) return '';
     return this.inner.decode(Array.from(ids), { skip_special_tokens: options.skipSpecialTokens ?? false });
   }
 
   /**
-   * offsets [tokens, 2] in the decoded text: token i spans [L(i), L(i+1)) where L(i) is the length of the
-   * decoding of ids[0 .. i) without a trailing partial character. A token ending inside a multi-byte
-   * character gets an empty span; the token that completes the character covers it.
+   * offsets [tokens, 2] in decode(ids): token i spans the characters its bytes complete. A token that
+   * ends inside a multi-byte character gets an empty span; the token completing it covers it.
+   * Byte-level tokenizers take a linear path; others (or a decode that rewrites text) decode prefixes.
    */
   offsets(ids: ArrayLike<number>): Int32Array {
+    const text = this.decode(ids);
+    const fast = this.byteTable ? this.byteLevelOffsets(ids, this.byteTable) : undefined;
+    return fast && (fast.length === 0 || fast[fast.length - 1] === text.length) ? fast : this.prefixOffsets(ids);
+  }
+
+  private byteLevelOffsets(ids: ArrayLike<number>, table: Map<string, number>): Int32Array | undefined {
+    const out = new Int32Array(2 * ids.length);
+    const stream = new TextDecoder('utf-8', { fatal: false });
+    const added = this.inner.get_added_tokens_decoder();
+    let at = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const token = this.inner.id_to_token(ids[i]);
+      if (token === undefined) return undefined;
+      const bytes = added.has(ids[i]) ? new TextEncoder().encode(token) : Uint8Array.from([...token].map((c: string) => table.get(c) ?? 0));
+      out[2 * i] = at;
+      at += stream.decode(bytes, { stream: i + 1 < ids.length }).length;
+      out[2 * i + 1] = at;
+    }
+    return out;
+  }
+
+  private prefixOffsets(ids: ArrayLike<number>): Int32Array {
     const out = new Int32Array(2 * ids.length);
     const all = Array.from(ids);
     let previous = 0;
     for (let i = 0; i < all.length; i++) {
-      let text = this.inner.decode(all.slice(0, i + 1), { skip_special_tokens: false });
+      let text = this.decode(all.slice(0, i + 1));
       if (i + 1 < all.length) while (text.endsWith(REPLACEMENT)) text = text.slice(0, -1);
       const end = Math.max(previous, text.length);
       out[2 * i] = previous;
