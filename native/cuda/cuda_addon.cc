@@ -1,0 +1,30 @@
+// The CUDA N-API module: the CPU addon's glue files (logprob, advantage, sampling), here linked against
+// the CUDA implementations of their C ABI, plus cudaProbe() for the loader (lib/cuda.ts).
+#include "grpo_cuda.h"
+#include "napi_util.h"
+#include "registry.h"
+
+namespace {
+
+// () -> { ok, deviceCount, error, message }: error is the cudaError (0 when a device is usable).
+Napi::Value cuda_probe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  char message[256] = "";
+  int count = 0;
+  const int error = grpo_cuda_probe(&count, message, sizeof message);
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("ok", error == 0 && count > 0);
+  result.Set("deviceCount", count);
+  result.Set("error", error);
+  result.Set("message", message);
+  return result;
+}
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  exports.Set("cudaProbe", Napi::Function::New(env, cuda_probe));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(grpo_native_cuda, init)
