@@ -101,7 +101,7 @@ function intervalOf(estimate: number, draws: Float64Array, level: number): Inter
  */
 export function resampleRatios(series: readonly RequestSeries[], options?: BootstrapOptions): Float64Array[] {
   const o = resolve(options);
-  const requests = series.length === 0 ? 0 : series[0].sum.length;
+  const requests = series[0]?.sum?.length ?? 0;
   series.forEach((s, i) => checkSeries(`series[${i}]`, s, requests));
   const draws = series.map(() => new Float64Array(o.resamples));
   if (requests === 0) return draws.map((d) => d.fill(NaN));

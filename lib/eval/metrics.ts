@@ -196,6 +196,9 @@ export function evaluateRecommendations(
   options?: RecEvalOptions,
 ): RecMetricsAtK[] {
   const o = resolve(options);
+  if (!Array.isArray(requests) || !Array.isArray(completions)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected arrays of completions and requests but received ${typeof completions} and ${typeof requests}`);
+  }
   length('completions', completions, requests.length, '[requests] (one list per request)');
   const rules: HitRules = { semantics: o.semantics, normalization: o.normalization, yearTolerance: o.yearTolerance, catalog: o.catalog };
   const results = o.ks.map((k) => ({ k, series: emptySeries(requests.length) }));

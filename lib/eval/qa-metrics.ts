@@ -38,6 +38,9 @@ function clustersHit(text: string, record: QaRecordLike, k: number): [number, nu
  */
 export function evaluateQa(completions: readonly string[], records: readonly QaRecordLike[], k = 10): QaMetrics {
   integer('k', k, 1, 10_000);
+  if (!Array.isArray(records as unknown) || !Array.isArray(completions as unknown)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected arrays of completions and records but received ${typeof completions} and ${typeof records}`);
+  }
   length('completions', completions, records.length, '[questions] (one list per question)');
   // per question [questions]: count weight 1, 0 where the record has no answers
   const countRecall = { sum: new Float64Array(records.length), count: new Float64Array(records.length) };
