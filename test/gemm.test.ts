@@ -2,24 +2,17 @@
 // the async form, bitwise reproducibility across thread counts, and typed errors.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GrpoError, getThreads, matmul, matmulSync, setThreads, type MatmulOptions } from '../lib/index.js';
-import { gemmReference } from '../lib/reference/gemm.js';
+import { getThreads, matmul, matmulSync, setThreads, type MatmulOptions } from '../lib/index.js';
+import { gemmReference, type GemmLayout } from '../lib/reference/gemm.js';
 import { expectClose } from './helpers/close.js';
+import { codeOf } from './helpers/errors.js';
 import { randomNormal } from './helpers/random.js';
 
 const defaultThreads = getThreads();
 afterEach(() => setThreads(defaultThreads));
 
-interface Case {
-  transA: boolean;
-  transB: boolean;
-  m: number;
-  n: number;
-  k: number;
-  alpha: number;
-  beta: number;
-  pad: number; // extra columns in every leading dimension
-}
+/** A layout whose leading dimensions are the row widths plus `pad` extra columns. */
+type Case = Omit<GemmLayout, 'lda' | 'ldb' | 'ldc'> & { pad: number };
 
 function inputs(c: Case, seed: number) {
   const lda = (c.transA ? c.m : c.k) + c.pad, ldb = (c.transB ? c.k : c.n) + c.pad, ldc = c.n + c.pad;
@@ -77,16 +70,6 @@ describe('matmul matches the float64 reference', () => {
     expect(Buffer.from(two.buffer).equals(Buffer.from(one.buffer))).toBe(true);
   });
 });
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GrpoError);
-    return (error as GrpoError).code;
-  }
-  return undefined;
-}
 
 describe('matmul rejects bad input with typed errors', () => {
   const a = new Float32Array(6), b = new Float32Array(12); // [2, 3], [3, 4]

@@ -46,14 +46,11 @@ GRPO_AVX512_BF16 void to_pairs(const float* panel, int64_t kc, int width, float*
   }
 }
 
-template <int... R>
-struct Rows {
-  static constexpr TileFn table[sizeof...(R)] = {&tile<R>...};
-};
+constexpr TileFn kTiles[kMR] = {&tile<1>, &tile<2>, &tile<3>,  &tile<4>,  &tile<5>,  &tile<6>,  &tile<7>,
+                                 &tile<8>, &tile<9>, &tile<10>, &tile<11>, &tile<12>, &tile<13>, &tile<14>};
 
-void run(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int rows,
-         int cols) {
-  Rows<1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14>::table[rows - 1](kc, a, b, c, ldc, alpha, beta, rows, cols);
+void run(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int rows, int cols) {
+  kTiles[rows - 1](kc, a, b, c, ldc, alpha, beta, rows, cols);
 }
 
 }  // namespace
