@@ -74,7 +74,11 @@ export function compareZeroRewards(
  * Rewards of S fixed lists against every respondent of one request: [respondents, candidates, ranks].
  * `options` as the rank rewards (`target` and `respondent` are set here).
  */
-export function respondentRewards(completions: readonly string[], request: RewardRequest, options: Omit<RankRewardOptions, 'target' | 'respondent'> = {}): Float32Array {
+export function respondentRewards(
+  completions: readonly string[],
+  request: RewardRequest,
+  options: Omit<RankRewardOptions, 'target' | 'respondent'> = {},
+): Float32Array {
   const o = resolveRankOptions({ ...options, target: 'respondent' });
   const respondents = request.respondents?.length ?? 0;
   // rewards [respondents, candidates, ranks]
@@ -144,7 +148,12 @@ function sumsOfSquares(advantages: Float64Array, respondents: number, cells: num
  * 1: the advantage of a list depends only on which respondent was drawn; 0: all respondents agree.
  * @param rewards - per request, rewards [respondents, candidates, ranks] (e.g. {@link respondentRewards})
  */
-export function respondentVarianceShare(rewards: readonly Float32Array[], candidates: number, ranks: number, options: VarianceShareOptions = {}): VarianceShare {
+export function respondentVarianceShare(
+  rewards: readonly Float32Array[],
+  candidates: number,
+  ranks: number,
+  options: VarianceShareOptions = {},
+): VarianceShare {
   const { scale = 'std', ...bootstrapOptions } = options;
   knownKeys('variance share options', options, ['scale', 'resamples', 'seed', 'level']);
   oneOf('scale', scale, ['std', 'none'] as const);
@@ -153,7 +162,10 @@ export function respondentVarianceShare(rewards: readonly Float32Array[], candid
   const cells = candidates * ranks;
   const several = rewards.filter((r, i) => {
     float32Array(`rewards[${i}]`, r);
-    if (r.length % cells !== 0) throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected rewards[${i}] of shape [respondents, ${candidates}, ${ranks}] but received ${r.length} values`);
+    if (r.length % cells !== 0) {
+      const expected = `[respondents, ${candidates}, ${ranks}]`;
+      throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected rewards[${i}] of shape ${expected} but received ${r.length} values`);
+    }
     return r.length >= 2 * cells;
   });
   const series = { sum: new Float64Array(several.length), count: new Float64Array(several.length) };
@@ -161,7 +173,10 @@ export function respondentVarianceShare(rewards: readonly Float32Array[], candid
     const respondents = request.length / cells;
     // advantages [respondents, candidates, ranks]
     const advantages = new Float64Array(request.length);
-    for (let r = 0; r < respondents; r++) rankAdvantages(request.subarray(r * cells, (r + 1) * cells), candidates, ranks, scale, advantages.subarray(r * cells, (r + 1) * cells));
+    for (let r = 0; r < respondents; r++) {
+      const [start, end] = [r * cells, (r + 1) * cells];
+      rankAdvantages(request.subarray(start, end), candidates, ranks, scale, advantages.subarray(start, end));
+    }
     [series.sum[i], series.count[i]] = sumsOfSquares(advantages, respondents, cells);
   });
   const [interval] = bootstrap([series], bootstrapOptions);

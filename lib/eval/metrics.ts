@@ -149,7 +149,15 @@ function hitsMetrics(found: ListHits, k: number): RankMetrics {
   return rankMetrics(found.hits, found.truthSize, k, found.idealCap);
 }
 
-function addPopularity(s: Record<RecMetric, RequestSeries>, g: number, list: ScoredList, truth: readonly TitleYear[], hits: Float32Array, k: number, o: Resolved): void {
+/** Popularity of the valid top-K items, of those that hit `truth`, and of `truth` itself. */
+function addPopularity(
+  s: Record<RecMetric, RequestSeries>,
+  g: number,
+  list: ScoredList,
+  truth: { items: readonly TitleYear[]; hits: Float32Array },
+  k: number,
+  o: Resolved,
+): void {
   if (!o.popularity) return;
   const index = o.popularity;
   const popularityOf = (title: string, year: number | null) => logPopularity(index, title, year, o.yearTolerance) ?? NaN;
@@ -157,9 +165,9 @@ function addPopularity(s: Record<RecMetric, RequestSeries>, g: number, list: Sco
     if (!list.valid[i]) continue;
     const value = popularityOf(list.items[i].title, list.items[i].year);
     add(s.recommendedLogPopularity, g, value);
-    if (hits[i] > 0) add(s.hitLogPopularity, g, value);
+    if (truth.hits[i] > 0) add(s.hitLogPopularity, g, value);
   }
-  for (const item of truth) add(s.truthLogPopularity, g, popularityOf(item.title, item.year));
+  for (const item of truth.items) add(s.truthLogPopularity, g, popularityOf(item.title, item.year));
 }
 
 function evaluateAt(list: ScoredList, request: RecEvalRequest, g: number, k: number, s: Record<RecMetric, RequestSeries>, o: Resolved): void {
@@ -175,7 +183,7 @@ function evaluateAt(list: ScoredList, request: RecEvalRequest, g: number, k: num
     add(s.relevantRecall, g, relevant.recall);
     add(s.relevantNdcg, g, relevant.ndcg);
   }
-  addPopularity(s, g, list, request.relevant ?? union, (relevantHits ?? unionHits).hits, k, o);
+  addPopularity(s, g, list, { items: request.relevant ?? union, hits: (relevantHits ?? unionHits).hits }, k, o);
 }
 
 function checkRequest(request: RecEvalRequest, g: number): void {

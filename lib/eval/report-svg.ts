@@ -73,7 +73,10 @@ export function traceSpec(title: string, series: string, runs: ReadonlyArray<{ r
     ...frame(title),
     data: { values },
     layer: [
-      { mark: { type: 'line', opacity: 0.25, strokeWidth: 1 }, encoding: { x: stepAxis, y: { field: 'value', type: 'quantitative', title: series }, color: runColor } },
+      {
+        mark: { type: 'line', opacity: 0.25, strokeWidth: 1 },
+        encoding: { x: stepAxis, y: { field: 'value', type: 'quantitative', title: series }, color: runColor },
+      },
       { mark: { type: 'line', strokeWidth: 2.5 }, encoding: { x: stepAxis, y: { field: 'mean', type: 'quantitative' }, color: runColor } },
     ],
   } as TopLevelSpec;

@@ -138,12 +138,14 @@ function stepsSection(c: Context): string[] {
   const stepB = base[base.length - 1].step;
   const rows = c.others.filter((run) => run.validation?.[metric]?.length).map((run) => {
     const r = stepsToTarget(run.validation![metric], base, stepB);
-    return [run.name, formatNumber(r.target, c.digits), formatNumber(r.stepA, 0), formatNumber(r.ratio, 2), formatNumber(r.timeA, 0), formatNumber(r.timeRatio, 2)];
+    const target = formatNumber(r.target, c.digits);
+    return [run.name, target, formatNumber(r.stepA, 0), formatNumber(r.ratio, 2), formatNumber(r.timeA, 0), formatNumber(r.timeRatio, 2)];
   });
   if (rows.length === 0) return [];
   return [
     `## Steps to target: ${metric}`,
-    `The step (and elapsed time) at which each run first reaches the ${metric} of ${c.baseline.name} at its last validation step (${stepB}), linear between validation points; ratio = run / ${c.baseline.name}.`,
+    `The step (and elapsed time) at which each run first reaches the ${metric} of ${c.baseline.name} at its last validation step ` +
+      `(${stepB}), linear between validation points; ratio = run / ${c.baseline.name}.`,
     markdownTable(['run', 'target', 'step', 'step ratio', 'time', 'time ratio'], rows),
   ];
 }
@@ -168,7 +170,9 @@ function tracesSection(c: Context): string[] {
 
 function validationFigures(c: Context): string[] {
   return keysOf(c.input.runs, 'validation').map((metric) => {
-    const points = c.input.runs.flatMap((run) => (run.validation?.[metric] ?? []).map((p) => ({ run: run.name, step: p.step, value: p.value, low: p.low, high: p.high })));
+    const points = c.input.runs.flatMap((run) =>
+      (run.validation?.[metric] ?? []).map((p) => ({ run: run.name, step: p.step, value: p.value, low: p.low, high: p.high })),
+    );
     return figure(c, `validation-${slug(metric)}.svg`, `Validation ${metric}`, () => renderSvg(validationSpec(`Validation ${metric}`, metric, points)));
   });
 }
@@ -178,27 +182,38 @@ function figure(c: Context, file: string, title: string, render: () => Promise<s
   return `![${title}](${file})`;
 }
 
+function zeroRewardLines(c: Context, zeroRewards: Record<string, ZeroRewardFractions>): string[] {
+  const entries = Object.entries(zeroRewards);
+  const header = ['reward target', '(request, rank) cells with all S at 0', 'requests with all S lists at 0'];
+  const rows = entries.map(([target, z]) => [target, formatNumber(z.cells, 3), formatNumber(z.requests, 3)]);
+  const bars = entries.flatMap(([target, z]) => [
+    { target, measure: '(request, rank) cells', fraction: z.cells },
+    { target, measure: 'whole requests', fraction: z.requests },
+  ]);
+  return [markdownTable(header, rows), figure(c, 'zero-rewards.svg', 'Zero-reward groups', () => renderSvg(zeroRewardSpec('Zero-reward groups', bars)))];
+}
+
+function answersCompletedLines({ histogram, mean, completions }: AnswersCompleted): string[] {
+  return [
+    `Answers completed before the cap (${completions} completions, mean ${formatNumber(mean, 2)}):`,
+    markdownTable(['complete answers', ...histogram.map((_, i) => String(i))], [['completions', ...histogram.map(String)]]),
+  ];
+}
+
 function diagnosticsSection(c: Context): string[] {
   const d = c.input.diagnostics;
   if (!d) return [];
   const lines = ['## Diagnostics of the learning signal'];
-  if (d.zeroRewards) {
-    const entries = Object.entries(d.zeroRewards);
-    lines.push(markdownTable(['reward target', '(request, rank) cells with all S at 0', 'requests with all S lists at 0'], entries.map(([target, z]) => [target, formatNumber(z.cells, 3), formatNumber(z.requests, 3)])));
-    const bars = entries.flatMap(([target, z]) => [{ target, measure: '(request, rank) cells', fraction: z.cells }, { target, measure: 'whole requests', fraction: z.requests }]);
-    lines.push(figure(c, 'zero-rewards.svg', 'Zero-reward groups', () => renderSvg(zeroRewardSpec('Zero-reward groups', bars))));
-  }
+  if (d.zeroRewards) lines.push(...zeroRewardLines(c, d.zeroRewards));
   if (d.varianceShare) {
-    lines.push(`Respondent variance share of rank advantages: ${formatInterval(d.varianceShare, 3)} over ${d.varianceShare.requests} requests with several respondents.`);
+    const { requests } = d.varianceShare;
+    lines.push(`Respondent variance share of rank advantages: ${formatInterval(d.varianceShare, 3)} over ${requests} requests with several respondents.`);
   }
   if (d.ccr) {
-    lines.push(`CCR informative groups: observed ${formatNumber(d.ccr.informative, 3)}, predicted from the pooled count distribution 1 − Σ p_c^S = ${formatNumber(d.ccr.predicted, 3)}.`);
+    const [observed, predicted] = [formatNumber(d.ccr.informative, 3), formatNumber(d.ccr.predicted, 3)];
+    lines.push(`CCR informative groups: observed ${observed}, predicted from the pooled count distribution 1 − Σ p_c^S = ${predicted}.`);
   }
-  if (d.answersCompleted) {
-    const { histogram, mean, completions } = d.answersCompleted;
-    lines.push(`Answers completed before the cap (${completions} completions, mean ${formatNumber(mean, 2)}):`);
-    lines.push(markdownTable(['complete answers', ...histogram.map((_, i) => String(i))], [['completions', ...histogram.map(String)]]));
-  }
+  if (d.answersCompleted) lines.push(...answersCompletedLines(d.answersCompleted));
   return lines;
 }
 
