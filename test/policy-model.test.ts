@@ -27,6 +27,23 @@ describe('generation', () => {
     });
   });
 
+  it('sampler options per row: allow masks, penalties over prompt + completion, temperature-scaled log-probs', async () => {
+    const policy = BuiltinPolicy.create(tiny, { seed: 6 });
+    const allowed = [[3, 4, 5], [30, 31], [7]];
+    const ids = Int32Array.from(allowed.flat());
+    const offsets = Int32Array.from([0, 3, 5, 6]);
+    const masked = await policy.generate(prompts, { maxNewTokens: 8, seed: 2, allow: { ids, offsets } });
+    masked.forEach((g, i) => g.tokens.forEach((t) => expect(allowed[i]).toContain(t)));
+    const fresh = await policy.generate(prompts, { maxNewTokens: 20, seed: 2, presencePenalty: 1e4 });
+    fresh.forEach((g, i) => {
+      const seen = [...prompts[i], ...g.tokens];
+      expect(new Set(seen).size).toBe(seen.length);
+    });
+    const warm = await policy.generate(prompts, { maxNewTokens: 10, seed: 2, temperature: 0.7 });
+    const scored = await policy.score({ prompts, completions: warm.map((g) => g.tokens) }, { temperature: 0.7 });
+    warm.forEach((g, i) => expectClose(g.logp, scored.logp[i], { atol: 2e-5, rtol: 1e-4 }));
+  });
+
   it('greedy generation is deterministic, also across thread counts, and picks the argmax', async () => {
     const policy = BuiltinPolicy.create(tiny, { seed: 4 });
     setThreads(1);

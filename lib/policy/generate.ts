@@ -3,14 +3,16 @@
 import { native } from '../binding.js';
 import { GrpoError } from '../errors.js';
 import { callAsync } from '../kernels/native-call.js';
+import { nativeSamplingParams, SAMPLING_KEYS } from '../kernels/sampling-params.js';
 import * as check from '../validate.js';
 import type { ModelConfig } from './config.js';
 import type { ModelHandle } from './native-model.js';
 import type { GenerateOptions, Generation } from './policy.js';
 import type { Tokenizer } from './tokenizer.js';
 
-export const GENERATE_DEFAULTS = Object.freeze({ maxNewTokens: 64, temperature: 1, topK: 0, topP: 1, seed: 0 });
-const KEYS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'stopTokens', 'stopStrings'] as const;
+export const GENERATE_DEFAULTS = Object.freeze({ maxNewTokens: 64 });
+const OWN_KEYS = ['maxNewTokens', 'stopTokens', 'stopStrings'] as const;
+const SAMPLER_KEYS = SAMPLING_KEYS.filter((k) => k !== 'history' && k !== 'step');
 
 function promptIds(prompt: ArrayLike<number> | string, i: number, config: ModelConfig, tokenizer: Tokenizer | undefined): ArrayLike<number> {
   if (typeof prompt === 'string') {
@@ -29,21 +31,17 @@ function promptIds(prompt: ArrayLike<number> | string, i: number, config: ModelC
   return prompt;
 }
 
-function resolve(options: GenerateOptions, config: ModelConfig, tokenizer: Tokenizer | undefined) {
-  check.knownKeys('generate options', options, KEYS);
-  const d = GENERATE_DEFAULTS;
-  const stopTokens = Int32Array.from(options.stopTokens ?? (tokenizer?.eosTokenId === undefined ? [] : [tokenizer.eosTokenId]));
-  stopTokens.forEach((id, i) => check.integer(`generate stopTokens[${i}]`, id, 0, config.vocabSize - 1));
-  const stopStrings = options.stopStrings ?? [];
-  if (stopStrings.length > 0 && !tokenizer) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'generate stopStrings needs a policy with a tokenizer');
+function resolve(options: GenerateOptions, rows: number, config: ModelConfig, tokenizer: Tokenizer | undefined) {
+  check.knownKeys('generate options', options, [...OWN_KEYS, ...SAMPLER_KEYS]);
+  const { maxNewTokens, stopTokens, stopStrings, ...sampler } = options;
+  const stops = Int32Array.from(stopTokens ?? (tokenizer?.eosTokenId === undefined ? [] : [tokenizer.eosTokenId]));
+  stops.forEach((id, i) => check.integer(`generate stopTokens[${i}]`, id, 0, config.vocabSize - 1));
+  if ((stopStrings ?? []).length > 0 && !tokenizer) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'generate stopStrings needs a policy with a tokenizer');
   return {
-    maxNewTokens: check.integer('generate maxNewTokens', options.maxNewTokens ?? d.maxNewTokens, 0, 1 << 24),
-    temperature: check.number('generate temperature', options.temperature ?? d.temperature, (t) => t >= 0 && Number.isFinite(t), 'to be finite and >= 0'),
-    topK: check.integer('generate topK', options.topK ?? d.topK, 0),
-    topP: check.number('generate topP', options.topP ?? d.topP, (p) => p > 0 && p <= 1, 'to be in (0, 1]'),
-    seed: check.integer('generate seed', options.seed ?? d.seed, 0),
-    stopTokens,
-    stopStrings,
+    maxNewTokens: check.integer('generate maxNewTokens', maxNewTokens ?? GENERATE_DEFAULTS.maxNewTokens, 0, 1 << 24),
+    stopTokens: stops,
+    stopStrings: stopStrings ?? [],
+    sampling: nativeSamplingParams('generate', sampler, rows, config.vocabSize),
   };
 }
 
@@ -66,16 +64,18 @@ export async function generateWith(
   options: GenerateOptions,
 ): Promise<Generation[]> {
   if (!Array.isArray(prompts) || prompts.length === 0) throw new GrpoError('GRPO_SHAPE_MISMATCH', 'Expected a non-empty array of prompts');
-  const o = resolve(options, config, tokenizer);
   const ids = prompts.map((p, i) => promptIds(p, i, config, tokenizer));
+  const o = resolve(options, ids.length, config, tokenizer);
+  const s = o.sampling;
   const offsets = new Float64Array(ids.length + 1);
   ids.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
   const packed = new Int32Array(offsets[ids.length]);
   ids.forEach((p, i) => packed.set(Array.from(p), offsets[i]));
   const n = ids.length, N = o.maxNewTokens;
   const tokens = new Int32Array(n * N), logp = new Float32Array(n * N), lengths = new Float64Array(n), truncated = new Uint8Array(n);
-  await callAsync((a) => native().modelGenerate(handle, packed, offsets, N, o.temperature, o.topK, o.topP, o.seed, o.stopTokens,
-    tokens, logp, lengths, truncated, a), () => undefined);
+  await callAsync((a) => native().modelGenerate(handle, packed, offsets, N, o.stopTokens, tokens, logp, lengths, truncated,
+    s.temperature, s.topK, s.topP, s.minP, s.repetitionPenalty, s.presencePenalty, s.frequencyPenalty, s.allow, s.seedLo, s.seedHi, a),
+  () => undefined);
   return ids.map((_, i) => {
     const g: Generation = {
       tokens: tokens.slice(i * N, i * N + lengths[i]),

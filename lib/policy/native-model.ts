@@ -31,9 +31,10 @@ declare module '../native-types.js' {
     modelGetOptimizer(model: ModelHandle, m: F32, v: F32): number;
     modelSetOptimizer(model: ModelHandle, m: F32, v: F32, step: number): void;
     modelGenerate(
-      model: ModelHandle, prompts: I32, offsets: F64, maxNewTokens: number, temperature: number, topK: number,
-      topP: number, seed: number, stopTokens: I32, outTokens: I32, outLogp: F32, outLengths: F64, truncated: Uint8Array,
-      async: boolean,
+      model: ModelHandle, prompts: I32, offsets: F64, maxNewTokens: number, stopTokens: I32, outTokens: I32, outLogp: F32,
+      outLengths: F64, truncated: Uint8Array, temperature: F32 | null, topK: I32 | null, topP: F32 | null, minP: F32 | null,
+      repetitionPenalty: F32 | null, presencePenalty: F32 | null, frequencyPenalty: F32 | null, allow: Uint32Array | null,
+      seedLo: number, seedHi: number, async: boolean,
     ): Done;
   }
 }

@@ -1,5 +1,6 @@
 // The Policy interface: what a trainer needs from a language model. The built-in model
 // (builtin.ts) implements it; a remote inference server can implement it the same way.
+import type { SamplingOptions } from '../kernels/sampling-params.js';
 import type { ModelConfig } from './config.js';
 import type { Tokenizer } from './tokenizer.js';
 
@@ -48,18 +49,14 @@ export interface StepResult {
   step: number;
 }
 
-/** Options of {@link Policy.generate}. */
-export interface GenerateOptions {
+/**
+ * Options of {@link Policy.generate}: the sampler's options (temperature, topK, topP, minP, penalties,
+ * allow/deny masks per row, seed; see docs/sampling.md) plus the stopping rules. Penalties see each
+ * row's prompt and completion so far; the sampler's step is the decoding step.
+ */
+export interface GenerateOptions extends Omit<SamplingOptions, 'history' | 'step'> {
   /** @defaultValue 64 */
   maxNewTokens?: number;
-  /** 0 = greedy. @defaultValue 1 */
-  temperature?: number;
-  /** 0 = off. @defaultValue 0 */
-  topK?: number;
-  /** 1 = off. @defaultValue 1 */
-  topP?: number;
-  /** Same seed, same prompts → same completions, for any thread count. @defaultValue 0 */
-  seed?: number;
   /** A completion ends after any of these tokens (kept in the output). @defaultValue the tokenizer's EOS, if any */
   stopTokens?: readonly number[];
   /** A completion ends at the first of these strings (cut after it); needs a tokenizer. @defaultValue none */
@@ -68,7 +65,7 @@ export interface GenerateOptions {
 
 export interface Generation {
   tokens: Int32Array;
-  /** log-softmax(logits / temperature) at each sampled token (temperature 1 when greedy) */
+  /** Log-prob of each sampled token under the penalised, temperature-scaled distribution before top-k/p/min-p (log-softmax of the logits for greedy rows). */
   logp: Float32Array;
   /** The decoded completion, when the policy has a tokenizer. */
   text?: string;

@@ -184,36 +184,70 @@ Napi::Value set_optimizer(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// (model, prompts, offsets, maxNew, temperature, topK, topP, seed, stopTokens, outTokens, outLogp, outLengths F64,
-//  truncated U8, async)
+// Rows of model.embed_tokens.weight (tensor 0).
+int64_t vocab_of(grpo_model* model) {
+  const char* name;
+  int64_t ndim, shape[2];
+  grpo_model_tensor_info(model, 0, &name, &ndim, shape);
+  return shape[0];
+}
+
+// Sampler parameters, positional: (temperature, topK, topP, minP, repetitionPenalty, presencePenalty,
+// frequencyPenalty, allow) as typed arrays [rows] (allow [rows, ceil(vocab / 32)]) or null, then seedLo, seedHi.
+grpo_sampling_params sampling_args(const Napi::CallbackInfo& info, size_t first, int64_t rows) {
+  Napi::Env env = info.Env();
+  grpo_sampling_params p{};
+  const auto row_floats = [&](size_t i, const char* name) {
+    auto v = view_arg<float>(info, first + i, name, true);
+    if (v.data) expect_length(env, v, rows, name);
+    return v.data;
+  };
+  p.temperature = row_floats(0, "temperature");
+  auto top_k = view_arg<int32_t>(info, first + 1, "topK", true);
+  if (top_k.data) expect_length(env, top_k, rows, "topK");
+  p.top_k = top_k.data;
+  p.top_p = row_floats(2, "topP");
+  p.min_p = row_floats(3, "minP");
+  p.repetition_penalty = row_floats(4, "repetitionPenalty");
+  p.presence_penalty = row_floats(5, "presencePenalty");
+  p.frequency_penalty = row_floats(6, "frequencyPenalty");
+  p.allow_bits = view_arg<uint32_t>(info, first + 7, "allow", true).data;
+  p.seed = static_cast<uint64_t>(int_arg(info, first + 9, "seedHi")) << 32 | static_cast<uint64_t>(int_arg(info, first + 8, "seedLo"));
+  return p;
+}
+
+// (model, prompts, offsets, maxNew, stopTokens, outTokens, outLogp, outLengths F64, truncated U8,
+//  ...sampling (10 arguments, see sampling_args), async)
 Napi::Value generate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   grpo_model* model = model_arg(info);
   auto prompts = view_arg<int32_t>(info, 1, "prompts");
   auto offsets = offsets_arg(info, 2, "offsets");
   check_offsets(env, offsets, prompts.length);
-  auto stop = view_arg<int32_t>(info, 8, "stopTokens");
-  grpo_generate_options o{int_arg(info, 3, "maxNewTokens"), static_cast<float>(number_arg(info, 4, "temperature")),
-                          int_arg(info, 5, "topK"), static_cast<float>(number_arg(info, 6, "topP")),
-                          static_cast<uint64_t>(int_arg(info, 7, "seed")), stop.data, stop.length};
-  auto tokens = view_arg<int32_t>(info, 9, "outTokens");
-  auto logp = view_arg<float>(info, 10, "outLogp");
-  auto lengths = view_arg<double>(info, 11, "outLengths");
-  auto truncated = view_arg<uint8_t>(info, 12, "truncated");
-  const int64_t nseq = static_cast<int64_t>(offsets.size()) - 1;
-  expect_length(env, tokens, nseq * o.max_new_tokens, "outTokens");
-  expect_length(env, logp, nseq * o.max_new_tokens, "outLogp");
+  const int64_t nseq = static_cast<int64_t>(offsets.size()) - 1, max_new = int_arg(info, 3, "maxNewTokens");
+  auto stop = view_arg<int32_t>(info, 4, "stopTokens");
+  auto tokens = view_arg<int32_t>(info, 5, "outTokens");
+  auto logp = view_arg<float>(info, 6, "outLogp");
+  auto lengths = view_arg<double>(info, 7, "outLengths");
+  auto truncated = view_arg<uint8_t>(info, 8, "truncated");
+  const grpo_sampling_params sampling = sampling_args(info, 9, nseq);
+  if (sampling.allow_bits) expect_length(env, view_arg<uint32_t>(info, 16, "allow"), nseq * ((vocab_of(model) + 31) / 32), "allow");
+  expect_length(env, tokens, nseq * max_new, "outTokens");
+  expect_length(env, logp, nseq * max_new, "outLogp");
   expect_length(env, lengths, nseq, "outLengths");
   expect_length(env, truncated, nseq, "truncated");
-  return dispatch(info, bool_arg(info, 13, "async"),
+  std::vector<Napi::Value> keep{info[0], info[1], info[4], info[5], info[6], info[7], info[8]};
+  for (size_t i = 9; i < 17; ++i) keep.push_back(info[i]);
+  return dispatch(info, bool_arg(info, 19, "async"),
                   [=] {
+                    grpo_generate_options o{max_new, &sampling, stop.data, stop.length};
                     std::vector<int64_t> n(static_cast<size_t>(nseq));
                     grpo_status s = grpo_model_generate(model, prompts.data, offsets.data(), nseq, &o, tokens.data, logp.data,
                                                         n.data(), truncated.data);
                     for (int64_t i = 0; i < nseq; ++i) lengths.data[i] = static_cast<double>(n[i]);
                     return s;
                   },
-                  {info[0], info[1], info[8], info[9], info[10], info[11], info[12]});
+                  keep);
 }
 
 }  // namespace

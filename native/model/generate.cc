@@ -11,9 +11,9 @@ namespace grpo::model {
 namespace {
 
 struct Run {
-  std::vector<int64_t> active;   // batch rows still generating
+  std::vector<int64_t> active;   // sequences still generating
   std::vector<int64_t> length;   // [nseq] tokens in the cache (prompt + generated)
-  std::vector<int32_t> last;     // [nseq] last sampled token
+  std::vector<std::vector<int32_t>> text;  // [nseq] prompt + generated ids (for penalties)
 };
 
 KvCache make_cache(const Config& c, int64_t rows, int64_t max_len) {
@@ -25,16 +25,24 @@ KvCache make_cache(const Config& c, int64_t rows, int64_t max_len) {
   return cache;
 }
 
-// logits [rows.size(), vocab] of the hidden rows `pick` of hidden [·, H], then one sampled token per row.
-void sample_rows(Model& m, const std::vector<float>& hidden, const std::vector<int64_t>& pick, const std::vector<StepRow>& rows,
-                 const grpo_generate_options& o, std::vector<int32_t>& tokens, std::vector<float>& logp) {
+// logits [nseq, vocab]: row active[i] gets the LM head of hidden row i (other rows keep stale values).
+void logits_of(Model& m, const std::vector<float>& hidden, const std::vector<int64_t>& pick, const std::vector<int64_t>& active,
+               std::vector<float>& logits) {
   const int64_t H = m.config.hidden, V = m.config.vocab, n = static_cast<int64_t>(pick.size());
-  std::vector<float> picked(static_cast<size_t>(n * H)), logits(static_cast<size_t>(n * V));
+  std::vector<float> picked(static_cast<size_t>(n * H)), rows(static_cast<size_t>(n * V));
   for (int64_t i = 0; i < n; ++i) std::copy_n(hidden.data() + pick[i] * H, H, picked.data() + i * H);
-  linear_forward(picked.data(), m.p.lm_head, nullptr, n, H, V, logits.data());
-  tokens.resize(static_cast<size_t>(n));
-  logp.resize(static_cast<size_t>(n));
-  sample_step(logits.data(), n, V, rows.data(), o, tokens.data(), logp.data());
+  linear_forward(picked.data(), m.p.lm_head, nullptr, n, H, V, rows.data());
+  for (int64_t i = 0; i < n; ++i) std::copy_n(rows.data() + i * V, V, logits.data() + active[i] * V);
+}
+
+History history_of(const Run& run) {
+  History h;
+  h.offsets.push_back(0);
+  for (const auto& ids : run.text) {
+    h.ids.insert(h.ids.end(), ids.begin(), ids.end());
+    h.offsets.push_back(static_cast<int32_t>(h.ids.size()));
+  }
+  return h;
 }
 
 bool is_stop(const grpo_generate_options& o, int32_t token) {
@@ -59,29 +67,29 @@ void generate(Model& m, const int32_t* prompts, const int64_t* offsets, int64_t 
   std::fill(truncated, truncated + nseq, 0);
   if (N == 0) return;
   KvCache cache = make_cache(c, nseq, std::min(longest + N, c.max_positions));
-  Run run{{}, std::vector<int64_t>(static_cast<size_t>(nseq)), std::vector<int32_t>(static_cast<size_t>(nseq))};
-  std::vector<float> hidden;
+  Run run{{}, std::vector<int64_t>(static_cast<size_t>(nseq)), std::vector<std::vector<int32_t>>(static_cast<size_t>(nseq))};
+  const bool penalties = uses_penalties(*o.sampling);
+  std::vector<float> hidden, logits(static_cast<size_t>(nseq * c.vocab));
   std::vector<int64_t> pick;
-  std::vector<StepRow> rows;
   forward_hidden(m, prompts, tl, nullptr, &cache, hidden);
   for (const Span& s : tl.spans) {
     run.active.push_back(s.cache_row);
     run.length[s.cache_row] = s.len;
+    if (penalties) run.text[s.cache_row].assign(prompts + s.t0, prompts + s.t0 + s.len);
     pick.push_back(s.t0 + s.len - 1);
-    rows.push_back({s.cache_row, 0});
   }
-  std::vector<int32_t> tokens;
-  std::vector<float> logp;
+  std::vector<int32_t> tokens(static_cast<size_t>(nseq));
+  std::vector<float> logp(static_cast<size_t>(nseq));
   for (int64_t step = 0;; ++step) {
-    sample_rows(m, hidden, pick, rows, o, tokens, logp);
+    logits_of(m, hidden, pick, run.active, logits);
+    sample_step(logits.data(), nseq, c.vocab, *o.sampling, step, penalties ? history_of(run) : History{}, tokens.data(), logp.data());
     std::vector<int64_t> still;
-    for (size_t i = 0; i < run.active.size(); ++i) {
-      const int64_t r = run.active[i];
-      out_tokens[r * N + step] = tokens[i];
-      out_logp[r * N + step] = logp[i];
+    for (int64_t r : run.active) {
+      out_tokens[r * N + step] = tokens[r];
+      out_logp[r * N + step] = logp[r];
       out_lengths[r] = step + 1;
-      run.last[r] = tokens[i];
-      if (is_stop(o, tokens[i])) continue;
+      if (penalties) run.text[r].push_back(tokens[r]);
+      if (is_stop(o, tokens[r])) continue;
       if (step + 1 == N || run.length[r] == cache.max_len) truncated[r] = 1;
       else still.push_back(r);
     }
@@ -91,13 +99,11 @@ void generate(Model& m, const int32_t* prompts, const int64_t* offsets, int64_t 
     TokenLayout next;
     std::vector<int32_t> ids;
     pick.clear();
-    rows.clear();
     for (int64_t r : run.active) {
       next.spans.push_back({next.T, 1, run.length[r], r});
       next.positions.push_back(run.length[r]++);
-      ids.push_back(run.last[r]);
+      ids.push_back(tokens[r]);
       pick.push_back(next.T++);
-      rows.push_back({r, step + 1});
     }
     forward_hidden(m, ids.data(), next, nullptr, &cache, hidden);
   }

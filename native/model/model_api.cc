@@ -180,9 +180,7 @@ grpo_status grpo_model_generate(grpo_model* model, const int32_t* prompts, const
       need(p, "model, prompts, prompt_offsets, options and the outputs");
     const auto& o = *options;
     if (o.max_new_tokens < 0) fail(GRPO_ERR_VALUE_RANGE, "max_new_tokens must be >= 0 (got %lld)", static_cast<long long>(o.max_new_tokens));
-    if (!(o.temperature >= 0.0f) || !std::isfinite(o.temperature)) fail(GRPO_ERR_VALUE_RANGE, "temperature must be finite and >= 0 (got %g)", o.temperature);
-    if (o.top_k < 0) fail(GRPO_ERR_VALUE_RANGE, "top_k must be >= 0 (got %lld)", static_cast<long long>(o.top_k));
-    if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) fail(GRPO_ERR_VALUE_RANGE, "top_p must be in (0, 1] (got %g)", o.top_p);
+    need(o.sampling, "options->sampling (the sampler's parameters are checked on the first step)");
     if (o.num_stop_tokens > 0) need(o.stop_tokens, "stop_tokens");
     grpo::model::generate(model->impl, prompts, prompt_offsets, nseq, o, out_tokens, out_logp, out_lengths, truncated);
   });

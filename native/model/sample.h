@@ -1,21 +1,24 @@
-// Choosing the next token of each row of a decoding step. This is the one place to switch over to
-// the shared sampling kernel (grpo/sampling.h) once it lands; until then: greedy, temperature,
-// top-k and top-p with a counter-based RNG keyed by (seed, row, step), so draws never depend on
-// thread count or on which other rows are still running.
+// One decoding step's draw for every sequence of the batch through the shared sampler
+// (grpo_sample: Philox keyed by (seed, row, step), temperature, top-k/p, min-p, masks, penalties).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "grpo/model.h"
 
 namespace grpo::model {
 
-struct StepRow {
-  int64_t row, step;  // the sequence's index in the batch and its decoding step
+// Each row's prompt + completion so far (for the penalties), or empty when no penalty is set.
+struct History {
+  std::vector<int32_t> ids, offsets;  // offsets [nseq + 1]
 };
 
-// logits [n, vocab] → tokens [n], logp [n] (log-softmax(logits / temperature) at the chosen token).
-void sample_step(const float* logits, int64_t n, int64_t vocab, const StepRow* rows, const grpo_generate_options& o,
-                 int32_t* tokens, float* logp);
+bool uses_penalties(const grpo_sampling_params& p);
+
+// logits [nseq, vocab] (rows of finished sequences are drawn too and ignored) → tokens, logp [nseq].
+// logp is the sampler's logp_raw, or log-softmax(logits) at the token for greedy rows.
+void sample_step(const float* logits, int64_t nseq, int64_t vocab, const grpo_sampling_params& base, int64_t step,
+                 const History& history, int32_t* tokens, float* logp);
 
 }  // namespace grpo::model

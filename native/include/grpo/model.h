@@ -12,6 +12,7 @@
 #define GRPO_MODEL_H
 
 #include "grpo/grpo.h"
+#include "grpo/sampling.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,17 +71,17 @@ grpo_status grpo_model_set_optimizer(grpo_model* model, const float* m, const fl
 
 typedef struct grpo_generate_options {
   int64_t max_new_tokens;
-  float temperature; /* 0 = greedy */
-  int64_t top_k;     /* 0 = off */
-  float top_p;       /* 1 = off */
-  uint64_t seed;
+  /* The sampler's per-row parameters (grpo/sampling.h) with rows = nseq. The model sets `step` to the
+   * decoding step and, when a penalty is set, `history` to each row's prompt + completion so far. */
+  const grpo_sampling_params* sampling;
   const int32_t* stop_tokens; /* a row ends after sampling any of these (kept in the output) */
   int64_t num_stop_tokens;
 } grpo_generate_options;
 
-/* Batched generation with a KV cache. prompts packed like tokens above.
- * out_tokens, out_logp [nseq, max_new_tokens] (rows padded with -1 / 0 past out_lengths[s]);
- * out_logp is log-softmax(logits / temperature) at the sampled token (temperature 1 when greedy);
+/* Batched generation with a KV cache; every step samples all rows with grpo_sample (row = sequence index).
+ * prompts packed like tokens above. out_tokens, out_logp [nseq, max_new_tokens] (rows padded with -1 / 0
+ * past out_lengths[s]); out_logp is the sampler's logp_raw (log-softmax of the penalised logits / temperature
+ * at the drawn token), or log-softmax(logits) at the argmax for greedy rows;
  * truncated[s] = 1 when row s hit max_new_tokens (or the context) without a stop token. */
 grpo_status grpo_model_generate(grpo_model* model, const int32_t* prompts, const int64_t* prompt_offsets, int64_t nseq,
                                 const grpo_generate_options* options, int32_t* out_tokens, float* out_logp,
