@@ -41,45 +41,52 @@ Scratch& scratch_for(int64_t vocab) {
 
 // A row after mask, penalties and temperature: the distribution logp_raw is taken under.
 struct Prepared {
+  const float* y;         // [vocab]: the logits themselves, or the masked / penalised copy in scratch
   float max;
   float inv_temperature;  // 0 for greedy rows
   WeightSum all;
 };
 
-Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, Scratch& s) {
-  float* y = s.y.data();
-  RowLoad load = load_row(x, vocab, p.allow, y);
-  if (load.bad) fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(row));
-  int32_t bad_id = 0;
-  if (p.history_length > 0 && p.penalties.active()) {
-    if (!apply_penalties(y, p.history, p.history_length, p.penalties, s.history, &bad_id))
-      fail(GRPO_ERR_NON_FINITE, "row %lld: the penalties made the logit of token %d NaN or +Infinity",
-           static_cast<long long>(row), bad_id);
-    load.max = simd::max_checked(y, vocab, &load.bad);
-  }
-  if (load.max == -INFINITY)
-    fail(GRPO_ERR_VALUE_RANGE, "row %lld has no allowed token with a finite logit (all masked or -Infinity)",
-         static_cast<long long>(row));
-  if (p.temperature == 0.0f) return {load.max, 0.0f, {1.0, 1}};
-  const float inv = std::fmin(1.0f / p.temperature, std::numeric_limits<float>::max());
-  return {load.max, inv, exp_weights(y, vocab, load.max, inv, s.w.data())};
+[[noreturn]] void fail_row(grpo_status status, int64_t row, const char* what) {
+  fail(status, "logits row %lld %s", static_cast<long long>(row), what);
 }
 
-// The kept set is {y >= cut, w >= w_min}.
-struct Cut {
-  float cut = -INFINITY;
-  float w_min = 0.0f;
-};
+// The masked and penalised copy of x in scratch; returns its max.
+float masked_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, Scratch& s) {
+  masked_copy(x, vocab, p.allow, s.y.data());
+  int32_t bad_id = 0;
+  if (p.history_length > 0 && p.penalties.active() &&
+      !apply_penalties(s.y.data(), p.history, p.history_length, p.penalties, s.history, &bad_id))
+    fail(GRPO_ERR_NON_FINITE, "row %lld: the penalties made the logit of token %d NaN or +Infinity",
+         static_cast<long long>(row), bad_id);
+  bool bad = false;
+  return simd::max_checked(s.y.data(), vocab, &bad);
+}
 
-Cut truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratch& s) {
-  Cut result;
-  result.w_min = p.min_p;  // the max token has w = 1 exactly, so p_i >= min_p · p_max is w_i >= min_p
+Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, Scratch& s) {
+  bool bad = false;
+  Prepared prep{x, simd::max_checked(x, vocab, &bad), 0.0f, {1.0, 1}};
+  if (bad) fail_row(GRPO_ERR_NON_FINITE, row, "contains NaN or +Infinity");
+  if (p.allow || (p.history_length > 0 && p.penalties.active())) {
+    prep.max = masked_row(x, vocab, row, p, s);
+    prep.y = s.y.data();
+  }
+  if (prep.max == -INFINITY) fail_row(GRPO_ERR_VALUE_RANGE, row, "has no allowed token with a finite logit");
+  if (p.temperature == 0.0f) return prep;
+  prep.inv_temperature = std::fmin(1.0f / p.temperature, std::numeric_limits<float>::max());
+  prep.all = exp_weights(prep.y, vocab, prep.max, prep.inv_temperature, s.w.data());
+  return prep;
+}
+
+// The kept set is {w >= returned threshold}: top-k, then top-p on what remains, then min-p.
+float truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratch& s) {
+  float threshold = 0.0f;
   WeightSum kept = prep.all;
-  SearchInput in{s.y.data(), s.w.data(), vocab, Measure::kCount, 0.0, kept.positive, kept.mass, 0.0f};
+  SearchInput in{prep.y, s.w.data(), vocab, Measure::kCount, 0.0, kept.positive, kept.mass, 0.0f};
   if (p.top_k > 0 && p.top_k < kept.positive) {
     in.target = static_cast<double>(p.top_k);
-    result.cut = threshold_search(in, s.candidates);
-    if (p.top_p < 1.0f) kept = cut_below(s.y.data(), s.w.data(), vocab, result.cut);
+    threshold = threshold_search(in, s.candidates);
+    if (p.top_p < 1.0f) kept = cut_below(s.w.data(), vocab, threshold);
   }
   if (p.top_p < 1.0f) {
     in.measure = Measure::kMass;
@@ -88,9 +95,10 @@ Cut truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratc
     in.target = static_cast<double>(p.top_p) * kept.mass;
     // mass(w < ε) <= vocab · ε, so F(ε) >= target when ε <= (mass - target) / vocab: a first bracket.
     in.first_pivot = static_cast<float>((kept.mass - in.target) / static_cast<double>(vocab));
-    result.cut = threshold_search(in, s.candidates);
+    threshold = threshold_search(in, s.candidates);
   }
-  return result;
+  // The max token has w = 1 exactly, so p_i >= min_p · p_max is w_i >= min_p.
+  return std::fmax(threshold, p.min_p);
 }
 
 struct Draw {
@@ -99,17 +107,16 @@ struct Draw {
 };
 
 // Inverse CDF in token-id order over q = fixed_point(w): block sums first, then the one block.
-Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, const Cut& cut, Scratch& s) {
+Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, float threshold, Scratch& s) {
   const int low_bits = fixed_point_low_bits(vocab);
-  const uint64_t total = draw_block_sums(s.y.data(), s.w.data(), vocab, cut.cut, cut.w_min, low_bits, s.block_sums.data());
+  const uint64_t total = draw_block_sums(s.w.data(), vocab, threshold, low_bits, s.block_sums.data());
   const uint64_t u = philox::draw_u64(p.seed, static_cast<uint64_t>(row), p.step);
   uint64_t target = static_cast<uint64_t>((static_cast<unsigned __int128>(u) * total) >> 64);
   int64_t begin = 0;
   for (int64_t b = 0; target >= s.block_sums[b]; ++b, begin += kDrawBlock) target -= s.block_sums[b];
   int64_t token = begin;
   for (;; ++token) {
-    const bool kept = s.y[token] >= cut.cut && s.w[token] >= cut.w_min;
-    const uint64_t q = kept ? fixed_point(s.w[token], low_bits) : 0;
+    const uint64_t q = s.w[token] >= threshold ? fixed_point(s.w[token], low_bits) : 0;
     if (target < q) break;
     target -= q;
   }
@@ -127,14 +134,14 @@ void sample_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, 
   Scratch& s = scratch_for(vocab);
   const Prepared prep = prepare_row(x, vocab, row, p, s);
   if (prep.inv_temperature == 0.0f) {
-    *token = greedy_token(s.y.data(), prep.max);
+    *token = greedy_token(prep.y, prep.max);
     if (logp) *logp = 0.0f;
     if (logp_raw) *logp_raw = 0.0f;
     return;
   }
   const Draw draw = draw_row(vocab, row, p, truncate_row(vocab, p, prep, s), s);
   *token = draw.token;
-  const double log_w = static_cast<double>((s.y[draw.token] - prep.max) * prep.inv_temperature);
+  const double log_w = static_cast<double>((prep.y[draw.token] - prep.max) * prep.inv_temperature);
   if (logp) *logp = static_cast<float>(log_w - std::log(draw.kept_mass));
   if (logp_raw) *logp_raw = static_cast<float>(log_w - std::log(prep.all.mass));
 }
@@ -144,15 +151,14 @@ void probs_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, f
   const Prepared prep = prepare_row(x, vocab, row, p, s);
   if (prep.inv_temperature == 0.0f) {
     for (int64_t i = 0; i < vocab; ++i) probs[i] = 0.0f;
-    probs[greedy_token(s.y.data(), prep.max)] = 1.0f;
+    probs[greedy_token(prep.y, prep.max)] = 1.0f;
     return;
   }
-  const Cut cut = truncate_row(vocab, p, prep, s);
+  const float threshold = truncate_row(vocab, p, prep, s);
   const int low_bits = fixed_point_low_bits(vocab);
-  const double total = static_cast<double>(
-      draw_block_sums(s.y.data(), s.w.data(), vocab, cut.cut, cut.w_min, low_bits, s.block_sums.data()));
+  const double total = static_cast<double>(draw_block_sums(s.w.data(), vocab, threshold, low_bits, s.block_sums.data()));
   for (int64_t i = 0; i < vocab; ++i) {
-    const bool kept = s.y[i] >= cut.cut && s.w[i] >= cut.w_min;
+    const bool kept = s.w[i] >= threshold;
     probs[i] = kept ? static_cast<float>(static_cast<double>(fixed_point(s.w[i], low_bits)) / total) : 0.0f;
   }
 }

@@ -12,121 +12,141 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Calls op(i, lane) for i in [0, n): full groups of kLanes (which vectorise), then the tail.
-template <typename Op>
-GRPO_INLINE void for_lanes(int64_t n, Op&& op) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) op(i + l, l);
-  for (int l = 0; i < n; ++i, ++l) op(i, l);
-}
-
-template <bool kMasked>
-GRPO_INLINE RowLoad load_row_body(const float* x, int64_t n, const uint32_t* allow, float* y) {
-  float lane_max[kLanes];
-  int lane_bad[kLanes];
-  for (int l = 0; l < kLanes; ++l) lane_max[l] = -kInf, lane_bad[l] = 0;
-  for_lanes(n, [&](int64_t i, int l) {
-    const float v = x[i];
-    lane_bad[l] |= !(v < kInf);  // NaN and +Infinity both fail v < inf
-    const float kept = kMasked && !((allow[i >> 5] >> (i & 31)) & 1u) ? -kInf : v;
-    y[i] = kept;
-    lane_max[l] = kept > lane_max[l] ? kept : lane_max[l];
-  });
-  RowLoad result{-kInf, false};
-  for (int l = 0; l < kLanes; ++l) {
-    result.max = lane_max[l] > result.max ? lane_max[l] : result.max;
-    result.bad |= lane_bad[l] != 0;
-  }
-  return result;
-}
-
-GRPO_CLONES RowLoad load_row_masked(const float* x, int64_t n, const uint32_t* allow, float* y) {
-  return load_row_body<true>(x, n, allow, y);
-}
-
-GRPO_CLONES RowLoad load_row_plain(const float* x, int64_t n, float* y) { return load_row_body<false>(x, n, nullptr, y); }
-
 }  // namespace
 
-RowLoad load_row(const float* x, int64_t n, const uint32_t* allow, float* y) {
-  return allow ? load_row_masked(x, n, allow, y) : load_row_plain(x, n, y);
+GRPO_CLONES void masked_copy(const float* __restrict x, int64_t n, const uint32_t* __restrict allow, float* __restrict y) {
+  if (!allow) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = (allow[i >> 5] >> (i & 31)) & 1u ? x[i] : -kInf;
 }
 
-GRPO_CLONES WeightSum exp_weights(const float* y, int64_t n, float max, float inv_temperature, float* w) {
-  double mass[kLanes] = {};
-  int64_t positive[kLanes] = {};
-  for_lanes(n, [&](int64_t i, int l) {
-    const float e = simd::exp_nonpositive((y[i] - max) * inv_temperature);
-    w[i] = e;
-    mass[l] += e;
-    positive[l] += e > 0.0f;
-  });
+// The passes below keep float / int32 lane sums over chunks of kChunk tokens (the shapes GCC
+// vectorises) and add each chunk's sums into doubles, so a row's Σ w carries ~1e-7 relative error.
+constexpr int64_t kChunk = 256;
+constexpr float kExpZeroBelow = -87.3f;  // simd::exp_nonpositive is exactly 0 below this
+
+GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float max, float inv_temperature,
+                                  float* __restrict w) {
   WeightSum sum{0.0, 0};
-  for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
+  int64_t i = 0;
+  for (; i + kChunk <= n; i += kChunk) {
+    float mass[kLanes] = {};
+    int32_t positive[kLanes] = {};
+    for (int64_t g = i; g < i + kChunk; g += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const float d = (y[g + l] - max) * inv_temperature;
+        const float e = simd::exp_nonpositive(d);
+        w[g + l] = e;
+        mass[l] += e;
+        positive[l] += d >= kExpZeroBelow;
+      }
+    for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
+  }
+  for (; i < n; ++i) {
+    w[i] = simd::exp_nonpositive((y[i] - max) * inv_temperature);
+    sum.mass += w[i];
+    sum.positive += w[i] > 0.0f;
+  }
   return sum;
 }
 
-GRPO_CLONES TailStats tail_at_least(const float* w, int64_t n, float pivot) {
-  double mass[kLanes] = {};
-  int64_t count[kLanes] = {};
-  for_lanes(n, [&](int64_t i, int l) {
-    const bool in = w[i] >= pivot;
-    mass[l] += in ? w[i] : 0.0f;
-    count[l] += in;
-  });
+GRPO_CLONES TailStats tail_at_least(const float* __restrict w, int64_t n, float pivot) {
   TailStats stats{0, 0.0};
-  for (int l = 0; l < kLanes; ++l) stats.count += count[l], stats.mass += mass[l];
+  int64_t i = 0;
+  for (; i + kChunk <= n; i += kChunk) {
+    float mass[kLanes] = {};
+    int32_t count[kLanes] = {};
+    for (int64_t g = i; g < i + kChunk; g += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const bool in = w[g + l] >= pivot;
+        mass[l] += in ? w[g + l] : 0.0f;
+        count[l] += in;
+      }
+    for (int l = 0; l < kLanes; ++l) stats.mass += mass[l], stats.count += count[l];
+  }
+  for (; i < n; ++i)
+    if (w[i] >= pivot) stats.mass += w[i], ++stats.count;
   return stats;
 }
 
-GRPO_CLONES WeightSum cut_below(const float* y, float* w, int64_t n, float cut) {
-  double mass[kLanes] = {};
-  int64_t positive[kLanes] = {};
-  for_lanes(n, [&](int64_t i, int l) {
-    const float kept = y[i] >= cut ? w[i] : 0.0f;
-    w[i] = kept;
-    mass[l] += kept;
-    positive[l] += kept > 0.0f;
-  });
+GRPO_CLONES WeightSum cut_below(float* __restrict w, int64_t n, float threshold) {
   WeightSum sum{0.0, 0};
-  for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
+  int64_t i = 0;
+  for (; i + kChunk <= n; i += kChunk) {
+    float mass[kLanes] = {};
+    int32_t positive[kLanes] = {};
+    for (int64_t g = i; g < i + kChunk; g += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const bool in = w[g + l] >= threshold;
+        w[g + l] = in ? w[g + l] : 0.0f;
+        mass[l] += w[g + l];
+        positive[l] += in;
+      }
+    for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
+  }
+  for (; i < n; ++i) {
+    w[i] = w[i] >= threshold ? w[i] : 0.0f;
+    sum.mass += w[i];
+    sum.positive += w[i] > 0.0f;
+  }
   return sum;
 }
 
 int fixed_point_low_bits(int64_t vocab) {
   int bit_length = 0;
   while (bit_length < 63 && (int64_t{1} << bit_length) <= vocab) ++bit_length;
-  // Σ q <= vocab · 2^(24 + low) < 2^64 needs low <= 40 - bit_length; b < 2^low must fit an int32.
+  // Σ q <= vocab · 2^(24 + low) < 2^64 needs low <= 40 - bit_length; 26 keeps 16 lows per int32 lane.
   const int low = 40 - bit_length;
-  return low > 30 ? 30 : low;
+  return low > 26 ? 26 : low;
 }
 
-// floor(w · 2^(24 + low)) for w in [0, 1], from two exact float→int32 truncations (vectorises everywhere).
-GRPO_INLINE uint64_t fixed_point_inline(float w, float low_scale, int low_bits) {
+namespace {
+
+// floor(w · 2^(24 + low)) for w in [0, 1] as high · 2^low + low_part, from two exact float→int32
+// truncations (they vectorise on every x86-64 path, unlike float→uint64).
+struct FixedParts {
+  int32_t high, low;
+};
+
+GRPO_INLINE FixedParts fixed_parts(float w, float low_scale) {
   const float scaled = w * 16777216.0f;  // w · 2^24, exact
   const int32_t high = static_cast<int32_t>(scaled);
-  const int32_t low = static_cast<int32_t>((scaled - static_cast<float>(high)) * low_scale);
-  return (static_cast<uint64_t>(high) << low_bits) + static_cast<uint64_t>(low);
+  return {high, static_cast<int32_t>((scaled - static_cast<float>(high)) * low_scale)};
 }
+
+}  // namespace
 
 uint64_t fixed_point(float w, int low_bits) {
-  return fixed_point_inline(w, static_cast<float>(int64_t{1} << low_bits), low_bits);
+  const FixedParts parts = fixed_parts(w, static_cast<float>(int64_t{1} << low_bits));
+  return (static_cast<uint64_t>(parts.high) << low_bits) + static_cast<uint64_t>(parts.low);
 }
 
-GRPO_CLONES uint64_t draw_block_sums(const float* y, const float* w, int64_t n, float cut, float w_min, int low_bits,
-                                     uint64_t* block_sums) {
+GRPO_CLONES uint64_t draw_block_sums(const float* __restrict w, int64_t n, float threshold, int low_bits,
+                                     uint64_t* __restrict block_sums) {
+  static_assert(kDrawBlock == 16 * kLanes, "16 tokens per int32 lane keep the sums below 2^30");
   const float low_scale = static_cast<float>(int64_t{1} << low_bits);
   uint64_t total = 0;
-  for (int64_t begin = 0, b = 0; begin < n; begin += kDrawBlock, ++b) {
-    const int64_t end = begin + kDrawBlock < n ? begin + kDrawBlock : n;
-    uint64_t sum = 0;
-    for (int64_t i = begin; i < end; ++i) {
-      const bool kept = y[i] >= cut && w[i] >= w_min;
-      sum += kept ? fixed_point_inline(w[i], low_scale, low_bits) : 0;
-    }
-    block_sums[b] = sum;
-    total += sum;
+  int64_t i = 0, b = 0;
+  for (; i + kDrawBlock <= n; i += kDrawBlock, ++b) {
+    int32_t high[kLanes] = {}, low[kLanes] = {};
+    for (int64_t g = i; g < i + kDrawBlock; g += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const FixedParts parts = fixed_parts(w[g + l] >= threshold ? w[g + l] : 0.0f, low_scale);
+        high[l] += parts.high;
+        low[l] += parts.low;
+      }
+    uint64_t high_sum = 0, low_sum = 0;
+    for (int l = 0; l < kLanes; ++l) high_sum += high[l], low_sum += low[l];
+    block_sums[b] = (high_sum << low_bits) + low_sum;
+    total += block_sums[b];
+  }
+  if (i < n) {
+    block_sums[b] = 0;
+    for (; i < n; ++i)
+      if (w[i] >= threshold) block_sums[b] += fixed_point(w[i], low_bits);
+    total += block_sums[b];
   }
   return total;
 }

@@ -1,20 +1,16 @@
-// Vectorised passes over one sampling row. The row lives in two scratch buffers that stay in L2:
-//   y [vocab]: logits after the allow mask (-Infinity when masked) and penalties;
-//   w [vocab]: weights exp((y - max y) / T), in [0, 1], the max token exactly 1.
-// w is non-decreasing in y, so thresholds on w bound thresholds on y (sampling_select.h).
+// Vectorised passes over one sampling row. A row lives in L2-resident buffers:
+//   y [vocab]: the logits after the allow mask (-Infinity when masked) and the penalties
+//              (the caller's logits themselves when there is neither);
+//   w [vocab]: weights exp((y - max y) / T) in [0, 1], the max token exactly 1.
+// w is non-decreasing in y, so every cut is applied as "keep w >= threshold" (sampling_select.h).
 #pragma once
 
 #include <cstdint>
 
 namespace grpo::sampling {
 
-struct RowLoad {
-  float max;  // largest y (-Infinity when every token is masked)
-  bool bad;   // the logits hold NaN or +Infinity
-};
-
-// y = x where the allow bit is set (every bit when allow is NULL), else -Infinity. Reads x once.
-RowLoad load_row(const float* x, int64_t n, const uint32_t* allow, float* y);
+// y = x where the allow bit is set (every bit when allow is NULL), else -Infinity.
+void masked_copy(const float* x, int64_t n, const uint32_t* allow, float* y);
 
 struct WeightSum {
   double mass;       // Σ w
@@ -31,15 +27,14 @@ struct TailStats {
 
 TailStats tail_at_least(const float* w, int64_t n, float pivot);
 
-// w = 0 where y < cut; returns the Σ w and positive count that remain.
-WeightSum cut_below(const float* y, float* w, int64_t n, float cut);
+// w = 0 where w < threshold; returns the Σ w and positive count that remain.
+WeightSum cut_below(float* w, int64_t n, float threshold);
 
-// Fixed-point weights of the draw: q = floor(w · 2^shift) for tokens with y >= cut and w >= w_min, else 0.
-// shift = 24 + low_bits (docs/sampling.md); block_sums[b] = Σ q over [b·kDrawBlock, (b+1)·kDrawBlock).
+// The draw's fixed-point weights: q = floor(w · 2^(24 + low_bits)) where w >= threshold, else 0.
+// block_sums[b] = Σ q over [b·kDrawBlock, (b+1)·kDrawBlock); returns Σ q.
 constexpr int64_t kDrawBlock = 256;
 int fixed_point_low_bits(int64_t vocab);
-uint64_t fixed_point(float w, int low_bits);
-uint64_t draw_block_sums(const float* y, const float* w, int64_t n, float cut, float w_min, int low_bits,
-                         uint64_t* block_sums);
+uint64_t fixed_point(float w, int low_bits);  // q of one token
+uint64_t draw_block_sums(const float* w, int64_t n, float threshold, int low_bits, uint64_t* block_sums);
 
 }  // namespace grpo::sampling

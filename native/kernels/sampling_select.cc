@@ -51,7 +51,7 @@ void bisect(const SearchInput& in, Bound& lo, Bound& hi) {
 void gather(const SearchInput& in, float lo, float hi, std::vector<Candidate>& out) {
   out.clear();
   for (int64_t i = 0; i < in.n; ++i)
-    if (in.w[i] >= lo && in.w[i] < hi) out.push_back({in.y[i], in.w[i]});
+    if (in.w[i] >= lo && in.w[i] < hi) out.push_back({in.y[i], in.w[i], static_cast<int32_t>(i)});
 }
 
 double measure_sum(const Candidate* begin, const Candidate* end, Measure measure) {
@@ -81,6 +81,16 @@ float weighted_select(Candidate* begin, Candidate* end, double base, double targ
   return answer;
 }
 
+// w of the tokens at y = cut; those below it with the same w (a rounding merge of exp) are dropped.
+float weight_threshold(const std::vector<Candidate>& window, float cut, float* w) {
+  float threshold = 0.0f;
+  for (const Candidate& c : window)
+    if (c.y == cut) threshold = c.w;
+  for (const Candidate& c : window)
+    if (c.y < cut && c.w >= threshold) w[c.index] = 0.0f;
+  return threshold;
+}
+
 }  // namespace
 
 float threshold_search(const SearchInput& in, std::vector<Candidate>& scratch) {
@@ -88,8 +98,9 @@ float threshold_search(const SearchInput& in, std::vector<Candidate>& scratch) {
   Bound hi{float_bits(1.0f) + 1u, TailStats{0, 0.0}};  // above every weight
   bisect(in, lo, hi);
   gather(in, bits_float(lo.bits), bits_float(hi.bits), scratch);
-  return weighted_select(scratch.data(), scratch.data() + scratch.size(), measure_of(hi.stats, in.measure), in.target,
-                         in.measure);
+  const float cut = weighted_select(scratch.data(), scratch.data() + scratch.size(), measure_of(hi.stats, in.measure),
+                                    in.target, in.measure);
+  return weight_threshold(scratch, cut, in.w);
 }
 
 }  // namespace grpo::sampling
