@@ -1,0 +1,222 @@
+// The trainer's configuration: every option with its documented default in one frozen object, and
+// the validation that turns a user's JSON (file + flags) into a resolved config with clear errors.
+import { GrpoError } from '../errors.js';
+import type { PolicyLossOptions } from '../kernels/loss.js';
+import { resolveLossOptions } from '../kernels/loss.js';
+import { knownKeys } from '../validate.js';
+
+export const RECIPE_NAMES = ['rank-grpo', 'remark', 'remark-mean', 'ccr', 'grpo'] as const;
+export type RecipeName = (typeof RECIPE_NAMES)[number];
+
+/** Sampling of the S candidates of each prompt. */
+export interface GenerationConfig {
+  /** Completion cap in tokens (CCR: the cap shared by the N packed answers). @defaultValue 160 */
+  maxNewTokens: number;
+  /** @defaultValue 1 */
+  temperature: number;
+  /** 0 = off. @defaultValue 0 */
+  topK: number;
+  /** 1 = off. @defaultValue 1 */
+  topP: number;
+}
+
+/** Rewards (the recipe picks which fields apply). */
+export interface RewardConfig {
+  /** Recommendation: K, the ranks scored. @defaultValue 20 */
+  ranks: number;
+  /** Recommendation: hits → rewards, `"hit"` (Rank-GRPO exp_inf) or `"dcgTail"`. @defaultValue "hit" */
+  shape: 'hit' | 'dcgTail';
+  /** Recommendation: largest |year difference| that still matches. @defaultValue 2 */
+  yearTolerance: number;
+  /** Recommendation: catalog of the notInCatalog check: the full shipped index, the benchmark films, or none. @defaultValue "full" */
+  catalog: 'full' | 'benchmark' | 'none';
+  /** CCR: problems packed per prompt, N (the recipe sets 3 for ccr, 1 for grpo). @defaultValue 3 */
+  problems: number;
+  /** CCR: weight of the accuracy term. @defaultValue 2 */
+  wAcc: number;
+  /** CCR: weight of the format term. @defaultValue 1 */
+  wFmt: number;
+}
+
+/** Advantages (normalisation and placement on tokens). */
+export interface AdvantageConfig {
+  /** `"group"` std (TRL, Rank-GRPO), `"batch"` std (the ReMaRk comparison's alternative), `"none"` (Dr. GRPO). @defaultValue "group" */
+  scale: 'group' | 'batch' | 'none';
+  /** Added to the std. @defaultValue 1e-4 */
+  stdEpsilon: number;
+  /** Recommendation: Rank-GRPO length shaping (end-of-list bonus, overflow and early-stop penalties). @defaultValue true */
+  lengthShaping: boolean;
+  /** CCR: loss of truncated completions: keep, drop them, or drop only the unfinished suffix. @defaultValue "keep" */
+  truncation: 'keep' | 'dropTruncated' | 'dropSuffix';
+}
+
+/** Validation, checkpoint selection and stopping. */
+export interface ValidationConfig {
+  /** Validate every this many steps (and at the last step); 0 = never. @defaultValue 250 */
+  every: number;
+  /** Validation prompts (the first ones of the split); 0 = the whole split. @defaultValue 0 */
+  prompts: number;
+  /** Metric that selects the best checkpoint (higher is better). @defaultValue "relevantRecall" (recommendation), "accuracy" (CCR) */
+  metric: string;
+  /** Stop after this many steps without a better validation value; 0 = never. @defaultValue 1500 */
+  patience: number;
+  /** Stop when the mean KL to the reference at a step exceeds this; 0 = never. @defaultValue 0 */
+  klThreshold: number;
+}
+
+/** Data of the run. */
+export interface DataConfig {
+  /** Folder of a movies-multi style benchmark (train/validation/test.jsonl, catalog files); "" = the shipped one. @defaultValue "" */
+  moviesDir: string;
+  /** Arithmetic problems generated for training (CCR recipes). @defaultValue 6000 */
+  arithmeticTrain: number;
+  /** Arithmetic problems generated for validation and for test, each. @defaultValue 300 */
+  arithmeticEval: number;
+  /** Most operations per arithmetic problem. @defaultValue 4 */
+  arithmeticMaxSteps: number;
+  /** Seed of the arithmetic problems (fixed apart from the run seed, so runs share their problems). @defaultValue 0 */
+  arithmeticSeed: number;
+}
+
+/** Everything a run needs besides its policy. */
+export interface TrainerConfig {
+  recipe: RecipeName;
+  /** Seeds the sampler, the generation and the evaluation draws. @defaultValue 0 */
+  seed: number;
+  /** Maximum optimizer steps (batches of rollouts). @defaultValue 2000 */
+  steps: number;
+  /** G, prompts per step. @defaultValue 48 */
+  groups: number;
+  /** S, candidates generated per prompt. @defaultValue 8 */
+  candidates: number;
+  /** μ, policy updates per batch of rollouts (> 1 stores the old log-probs). @defaultValue 1 */
+  policyUpdates: number;
+  /** Constant learning rate passed to every policy step. @defaultValue 1e-6 */
+  learningRate: number;
+  /** Save a checkpoint every this many steps (and at the end, and on Ctrl-C). @defaultValue 250 */
+  checkpointEvery: number;
+  /** Maximum completion tokens at evaluation (greedy). @defaultValue same as generation.maxNewTokens */
+  evalMaxNewTokens: number;
+  /** Test prompts evaluated at the end; 0 = the whole split. @defaultValue 0 */
+  testPrompts: number;
+  generation: GenerationConfig;
+  rewards: RewardConfig;
+  advantages: AdvantageConfig;
+  /** Policy-loss options (lib/kernels/loss.ts), on top of the recipe's preset. @defaultValue the recipe's preset */
+  loss: PolicyLossOptions;
+  validation: ValidationConfig;
+  data: DataConfig;
+}
+
+/** Paper-scale defaults (ReMaRk / Rank-GRPO: G 48 × S 8, K 20, validation every 250 up to 2,000 steps). */
+export const TRAINER_DEFAULTS: Readonly<TrainerConfig> = deepFreeze({
+  recipe: 'remark',
+  seed: 0,
+  steps: 2000,
+  groups: 48,
+  candidates: 8,
+  policyUpdates: 1,
+  learningRate: 1e-6,
+  checkpointEvery: 250,
+  evalMaxNewTokens: 0,
+  testPrompts: 0,
+  generation: { maxNewTokens: 160, temperature: 1, topK: 0, topP: 1 },
+  rewards: { ranks: 20, shape: 'hit', yearTolerance: 2, catalog: 'full', problems: 3, wAcc: 2, wFmt: 1 },
+  advantages: { scale: 'group', stdEpsilon: 1e-4, lengthShaping: true, truncation: 'keep' },
+  loss: {},
+  validation: { every: 250, prompts: 0, metric: '', patience: 1500, klThreshold: 0 },
+  data: { moviesDir: '', arithmeticTrain: 6000, arithmeticEval: 300, arithmeticMaxSteps: 4, arithmeticSeed: 0 },
+} as TrainerConfig);
+
+/** A partial config as a user writes it (JSON file, flags). */
+export type ConfigInput = { [K in keyof TrainerConfig]?: TrainerConfig[K] extends object ? Partial<TrainerConfig[K]> : TrainerConfig[K] };
+
+const CHOICES: Record<string, readonly string[]> = {
+  recipe: RECIPE_NAMES,
+  'rewards.shape': ['hit', 'dcgTail'],
+  'rewards.catalog': ['full', 'benchmark', 'none'],
+  'advantages.scale': ['group', 'batch', 'none'],
+  'advantages.truncation': ['keep', 'dropTruncated', 'dropSuffix'],
+};
+
+/** Integer fields and their smallest value. */
+const INTEGERS: Record<string, number> = {
+  seed: 0, steps: 1, groups: 1, candidates: 2, policyUpdates: 1, checkpointEvery: 1, evalMaxNewTokens: 0, testPrompts: 0,
+  'generation.maxNewTokens': 1, 'generation.topK': 0, 'rewards.ranks': 1, 'rewards.yearTolerance': 0, 'rewards.problems': 1,
+  'validation.every': 0, 'validation.prompts': 0, 'validation.patience': 0,
+  'data.arithmeticTrain': 1, 'data.arithmeticEval': 1, 'data.arithmeticMaxSteps': 1, 'data.arithmeticSeed': 0,
+};
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') Object.values(value).forEach(deepFreeze);
+  return Object.freeze(value);
+}
+
+function describe(value: unknown): string {
+  return Array.isArray(value) ? 'an array' : value === null ? 'null' : `${typeof value} ${JSON.stringify(value)}`;
+}
+
+function checkLeaf(path: string, value: unknown, fallback: unknown): void {
+  const fail = (expected: string) => {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `config "${path}": expected ${expected} but received ${describe(value)}`);
+  };
+  if (typeof value !== typeof fallback) fail(`a ${typeof fallback}`);
+  const choices = CHOICES[path];
+  if (choices && !choices.includes(value as string)) fail(`one of ${choices.map((c) => `"${c}"`).join(', ')}`);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) fail('a finite number');
+    if (path in INTEGERS && (!Number.isInteger(value) || value < INTEGERS[path])) fail(`an integer >= ${INTEGERS[path]}`);
+    if (!(path in INTEGERS) && value < 0) fail('a number >= 0');
+  }
+}
+
+/** Merges `input` over `base`, checking every key (with a suggestion for typos) and every value's type. */
+function mergeChecked(base: Record<string, unknown>, input: unknown, prefix: string): Record<string, unknown> {
+  if (input === undefined) return { ...base };
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `config${prefix ? ` "${prefix}"` : ''}: expected an object but received ${describe(input)}`);
+  }
+  knownKeys(prefix ? `config "${prefix}"` : 'the config', input, Object.keys(base));
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(input)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    const fallback = base[key];
+    if (path === 'loss') out.loss = { ...(fallback as object), ...(value as object) };
+    else if (fallback !== null && typeof fallback === 'object') out[key] = mergeChecked(fallback as Record<string, unknown>, value, path);
+    else {
+      checkLeaf(path, value, fallback);
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** Applies layers of partial configs over `base` (later layers win), validating each. */
+export function mergeConfig(base: TrainerConfig, ...layers: readonly unknown[]): TrainerConfig {
+  let merged = base as unknown as Record<string, unknown>;
+  for (const layer of layers) merged = mergeChecked(merged, layer, '');
+  const config = merged as unknown as TrainerConfig;
+  resolveLossOptions(config.loss);
+  if (config.validation.metric === '') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'config "validation.metric": expected a metric name');
+  return config;
+}
+
+/**
+ * Sets `path` (dotted, e.g. "generation.maxNewTokens") in a partial config to `text`, read as JSON
+ * when it parses (numbers, booleans, objects) and as a string otherwise. Used for command-line flags.
+ */
+export function setPath(target: Record<string, unknown>, path: string, text: string): void {
+  let value: unknown = text;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // a bare word such as remark stays a string
+  }
+  const keys = path.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    if (node[key] === undefined) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]] = value;
+}

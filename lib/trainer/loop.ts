@@ -1,0 +1,147 @@
+// One GRPO step over the Policy interface: sample → generate → rewards → advantages → score (old and
+// reference log-probs) → loss → backward and optimizer step, μ times per batch of rollouts.
+import { mixSeed } from '../data/rng.js';
+import { policyLossSync, type PolicyLossOptions, type PolicyLossStats } from '../kernels/loss.js';
+import type { LossFunction, Policy, ScoreResult, SequenceBatch } from '../policy/policy.js';
+import type { TrainerConfig } from './config.js';
+import { generateRollout, padRows, unpadRows, type Rollout } from './rollout.js';
+import type { Signal, StepStats, Task } from './task.js';
+
+/** Seconds spent in each phase of a step (wall time). */
+export interface PhaseTimes {
+  generate: number;
+  reward: number;
+  advantage: number;
+  /** old (μ > 1) and reference (β > 0) log-probs */
+  score: number;
+  /** the policy's own forward inside its steps */
+  forward: number;
+  backward: number;
+  optimizer: number;
+  total: number;
+}
+
+/** One row of metrics.jsonl. Everything but `time` and `elapsed` is a deterministic function of (config, seed, step). */
+export interface StepRecord {
+  step: number;
+  epoch: number;
+  /** task statistics: reward mean/std, zero-reward fractions, accuracy, informative groups, … */
+  stats: StepStats;
+  loss: number;
+  gradNorm: number;
+  learningRate: number;
+  /** loss statistics of the last update: clip ratios, KL, ratio, entropy */
+  lossStats: PolicyLossStats;
+  tokens: { prompt: number; completion: number };
+  completionLength: { mean: number; max: number };
+  truncationRate: number;
+  time: PhaseTimes;
+  /** training seconds since the run began (resumes included) */
+  elapsed: number;
+}
+
+/** What a step needs. */
+export interface StepContext {
+  config: TrainerConfig;
+  policy: Policy;
+  /** Frozen reference for the KL term (needed when loss.beta > 0). */
+  reference?: Policy;
+  task: Task;
+  lossOptions: PolicyLossOptions;
+}
+
+class Stopwatch {
+  private last = performance.now();
+  /** Seconds since the previous lap. */
+  lap(): number {
+    const now = performance.now();
+    const seconds = (now - this.last) / 1000;
+    this.last = now;
+    return seconds;
+  }
+}
+
+/** The GRPO policy loss over padded [B, T] arrays as a {@link LossFunction}; `stats` receives its statistics. */
+export function grpoLoss(
+  signal: Signal, rollout: Rollout, options: PolicyLossOptions, stored: { old?: Float32Array; ref?: Float32Array },
+  stats: (s: PolicyLossStats) => void,
+): LossFunction {
+  const lengths = rollout.completions.map((c) => c.length);
+  const T = rollout.width;
+  return (scores: ScoreResult) => {
+    const pad = (rows: Float32Array[]) => padRows(rows, T, (n) => new Float32Array(n));
+    const out = policyLossSync({
+      shape: [lengths.length, T],
+      logp: pad(scores.logp),
+      oldLogp: stored.old,
+      refLogp: stored.ref,
+      advantages: signal.advantages,
+      mask: signal.lossMask,
+      segments: signal.segments,
+      entropy: pad(scores.entropy),
+    }, options);
+    stats(out.stats);
+    return { loss: out.loss, gradLogp: unpadRows(out.gradLogp, lengths, T) };
+  };
+}
+
+/** Old (μ > 1) and reference (β > 0) log-probs [B, T] of the rollout. */
+async function storedScores(ctx: StepContext, batch: SequenceBatch, rollout: Rollout) {
+  const pad = (s: ScoreResult) => padRows(s.logp, rollout.width, (n) => new Float32Array(n));
+  const needsRef = (ctx.lossOptions.beta ?? 0) > 0;
+  return {
+    old: ctx.config.policyUpdates > 1 ? pad(await ctx.policy.score(batch)) : undefined,
+    ref: needsRef && ctx.reference ? pad(await ctx.reference.score(batch)) : undefined,
+  };
+}
+
+function rolloutShape(rollout: Rollout) {
+  const lengths = rollout.completions.map((c) => c.length);
+  const completion = lengths.reduce((a, b) => a + b, 0);
+  return {
+    tokens: { prompt: rollout.promptIds.reduce((n, p) => n + p.length, 0), completion },
+    completionLength: { mean: completion / lengths.length, max: Math.max(0, ...lengths) },
+    truncationRate: rollout.truncated.reduce((a, b) => a + b, 0) / lengths.length,
+  };
+}
+
+/** Runs training step `step` (0-based) and returns its metrics; `elapsedBefore` is the run's training time so far. */
+export async function trainStep(ctx: StepContext, step: number, elapsedBefore: number): Promise<StepRecord> {
+  const { config, policy, task } = ctx;
+  const clock = new Stopwatch();
+  const time = { generate: 0, reward: 0, advantage: 0, score: 0, forward: 0, backward: 0, optimizer: 0, total: 0 };
+  const prompts = task.prompts(step);
+  const rollout = await generateRollout(policy, prompts.texts, config.candidates, config.generation, mixSeed(config.seed, step) >>> 0);
+  time.generate = clock.lap();
+  const rewards = task.rewards(prompts, rollout);
+  time.reward = clock.lap();
+  const advantages = task.advantages(rewards.rewards, rollout);
+  time.advantage = clock.lap();
+  const batch: SequenceBatch = { prompts: rollout.promptIds, completions: rollout.completions };
+  const stored = await storedScores(ctx, batch, rollout);
+  time.score = clock.lap();
+  let lossStats = {} as PolicyLossStats;
+  let result = { loss: NaN, gradNorm: NaN, learningRate: config.learningRate };
+  for (let update = 0; update < config.policyUpdates; update++) {
+    const loss = grpoLoss(advantages.signal, rollout, ctx.lossOptions, stored, (s) => (lossStats = s));
+    const phases: [number, keyof PhaseTimes][] = [[0.5, 'forward'], [0.9, 'backward'], [1, 'optimizer']];
+    result = await policy.step(batch, loss, {
+      learningRate: config.learningRate,
+      onProgress: (f) => phases.forEach(([at, name]) => f === at && (time[name] += clock.lap())),
+    });
+  }
+  time.optimizer += clock.lap(); // a Policy that reports no progress: its whole step lands here
+  time.total = Object.values(time).reduce((a, b) => a + b, 0);
+  return {
+    step: step + 1,
+    epoch: task.epochOf(step),
+    stats: { ...rewards.stats, ...advantages.stats },
+    loss: result.loss,
+    gradNorm: result.gradNorm,
+    learningRate: result.learningRate,
+    lossStats,
+    ...rolloutShape(rollout),
+    time,
+    elapsed: elapsedBefore + time.total,
+  };
+}

@@ -1,0 +1,94 @@
+// The five recipes: presets over the trainer defaults that a user overrides field by field.
+import { GrpoError } from '../errors.js';
+import type { SamplerUnit } from '../data/samplers.js';
+import type { PolicyLossOptions } from '../kernels/loss.js';
+import type { RankTarget } from '../rewards/recommend.js';
+import { mergeConfig, RECIPE_NAMES, TRAINER_DEFAULTS, type ConfigInput, type RecipeName, type TrainerConfig } from './config.js';
+
+/** Which task a recipe trains: list recommendation (movies-multi) or packed arithmetic (CCR). */
+export type TaskKind = 'recommend' | 'ccr';
+
+export interface Recipe {
+  name: RecipeName;
+  task: TaskKind;
+  /** What one sampler draw is: a (request, respondent) row or a request. */
+  unit: SamplerUnit;
+  /** Recommendation: whose items are the ground truth. */
+  target?: RankTarget;
+  /** Overrides of the trainer defaults (loss preset included). */
+  defaults: ConfigInput;
+  /** What the recipe reproduces, in one line. */
+  reproduces: string;
+}
+
+/**
+ * Rank-GRPO's released loss settings (§6.1 `rankGrpoPaper` of grpo-implementations.md): item-level
+ * importance ratios, ε 0.06 / 0.08, k3 KL with β 1e-3, BNPO aggregation (Σℓ / Σmask).
+ */
+const RANK_GRPO_LOSS: PolicyLossOptions = Object.freeze({
+  isLevel: 'item', epsilonLow: 0.06, epsilonHigh: 0.08, beta: 1e-3, klEstimator: 'k3', aggregation: 'localTokenMean',
+});
+
+/** TRL's current GRPO defaults (clip ε 0.2, global token mean, β 0): the loss of the CCR pair. */
+const TRL_LOSS: PolicyLossOptions = Object.freeze({});
+
+/** The three recommendation recipes share the loss and the selection metric; they differ in data and reward. */
+const RECOMMEND: ConfigInput = Object.freeze({
+  loss: RANK_GRPO_LOSS,
+  validation: { metric: 'relevantRecall' } as ConfigInput['validation'],
+});
+
+export const RECIPES: Readonly<Record<RecipeName, Recipe>> = Object.freeze({
+  'rank-grpo': {
+    name: 'rank-grpo', task: 'recommend', unit: 'rows', target: 'respondent', defaults: RECOMMEND,
+    reproduces: 'Rank-GRPO: rows sampled uniformly (requests weighted by their respondent count), rewards from the drawn respondent, rank-wise advantages, item-level ratios',
+  },
+  remark: {
+    name: 'remark', task: 'recommend', unit: 'requests', target: 'union', defaults: RECOMMEND,
+    reproduces: 'ReMaRk: requests sampled uniformly, rewards against the union of all respondents, rank-wise advantages, the Rank-GRPO loss',
+  },
+  'remark-mean': {
+    name: 'remark-mean', task: 'recommend', unit: 'requests', target: 'mean', defaults: RECOMMEND,
+    reproduces: 'ReMaRk ablation: requests sampled uniformly, rewards averaged over respondents (items named by more respondents are worth more)',
+  },
+  ccr: {
+    name: 'ccr', task: 'ccr', unit: 'requests',
+    defaults: {
+      loss: TRL_LOSS,
+      rewards: { problems: 3 } as ConfigInput['rewards'],
+      advantages: { truncation: 'dropSuffix' } as ConfigInput['advantages'],
+      generation: { maxNewTokens: 192 } as ConfigInput['generation'],
+      validation: { metric: 'accuracy' } as ConfigInput['validation'],
+    },
+    reproduces: 'CCR: N = 3 problems packed per prompt under one shared cap, R = 2·accuracy + 1·format with every answer before the cap credited, group advantages, only the unfinished suffix dropped from the loss',
+  },
+  grpo: {
+    name: 'grpo', task: 'ccr', unit: 'requests',
+    defaults: {
+      loss: TRL_LOSS,
+      rewards: { problems: 1 } as ConfigInput['rewards'],
+      advantages: { truncation: 'keep' } as ConfigInput['advantages'],
+      generation: { maxNewTokens: 96 } as ConfigInput['generation'],
+      validation: { metric: 'accuracy' } as ConfigInput['validation'],
+    },
+    reproduces: 'GRPO baseline of CCR: one problem per prompt with its own cap, the same reward and group advantages, truncated completions kept (TRL default)',
+  },
+});
+
+/** The recipe named `name`, or a typed error listing the recipes. */
+export function recipeOf(name: string): Recipe {
+  if (!(RECIPE_NAMES as readonly string[]).includes(name)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Unknown recipe "${name}"; expected one of ${RECIPE_NAMES.join(', ')}`);
+  }
+  return RECIPES[name as RecipeName];
+}
+
+/**
+ * The resolved config of a run: trainer defaults ← the recipe's preset ← each layer (a JSON file,
+ * then command-line flags). The recipe is read from the last layer that names one (default "remark").
+ */
+export function resolveConfig(...layers: readonly ConfigInput[]): TrainerConfig {
+  const named = [...layers].reverse().find((l) => l && typeof l === 'object' && 'recipe' in l)?.recipe ?? TRAINER_DEFAULTS.recipe;
+  const recipe = recipeOf(String(named));
+  return mergeConfig(TRAINER_DEFAULTS, { ...recipe.defaults, recipe: recipe.name }, ...layers);
+}

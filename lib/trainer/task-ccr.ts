@@ -1,0 +1,94 @@
+// The CCR task (ccr, grpo): seeded arithmetic problems packed N per prompt, the CCR reward, group
+// advantages broadcast over each completion with the recipe's truncation policy.
+import { generateArithmetic, type ArithmeticProblem } from '../data/arithmetic.js';
+import { packGroups } from '../data/math.js';
+import { mixSeed } from '../data/rng.js';
+import { PromptSampler } from '../data/samplers.js';
+import { ccrSignal } from '../eval/diagnostics.js';
+import { evaluateCcr } from '../eval/ccr-metrics.js';
+import { groupAdvantagesSync } from '../kernels/advantage.js';
+import { tokenAdvantagesSync } from '../kernels/token-advantages.js';
+import type { Policy } from '../policy/policy.js';
+import type { Tokenizer } from '../policy/tokenizer.js';
+import { ccrRewardBatch, packProblems, type CcrBatchRewards } from '../rewards/ccr.js';
+import type { DataConfig, TrainerConfig } from './config.js';
+import { greedyCompletions } from './rollout.js';
+import { meanStd, type EvalSplit, type Evaluation, type Task } from './task.js';
+
+/** Train, validation and test problems: the same generator under three seeds derived from `data.arithmeticSeed`. */
+export interface ArithmeticData {
+  train: ArithmeticProblem[];
+  validation: ArithmeticProblem[];
+  test: ArithmeticProblem[];
+}
+
+export function arithmeticData(data: DataConfig): ArithmeticData {
+  const make = (split: number, count: number) =>
+    generateArithmetic({ count, seed: mixSeed(data.arithmeticSeed, split) >>> 0, maxSteps: data.arithmeticMaxSteps });
+  return { train: make(0, data.arithmeticTrain), validation: make(1, data.arithmeticEval), test: make(2, data.arithmeticEval) };
+}
+
+interface CcrPrompts {
+  texts: string[];
+  truths: string[][];
+}
+
+/** Token index of the first token that starts at or after character `end` (the unfinished suffix). */
+function firstTokenFrom(offsets: Int32Array, end: number): number {
+  const tokens = offsets.length / 2;
+  for (let t = 0; t < tokens; t++) if (offsets[2 * t] >= end) return t;
+  return tokens;
+}
+
+export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: Tokenizer): Task<CcrPrompts, CcrBatchRewards> {
+  const n = config.rewards.problems;
+  const S = config.candidates;
+  const groups = packGroups(data.train, { n, order: 'shuffled', seed: config.seed >>> 0 });
+  const sampler = new PromptSampler(groups.map(() => 1), { unit: 'requests', batchSize: config.groups, seed: config.seed });
+  const rewardOptions = { wAcc: config.rewards.wAcc, wFmt: config.rewards.wFmt };
+
+  return {
+    epochOf: (step) => sampler.batch(step)[0].epoch,
+    prompts(step) {
+      const picked = sampler.batch(step).map((d) => groups[d.request]);
+      return { texts: picked.map((g) => packProblems(g, { n })), truths: picked.map((g) => g.map((p) => p.answer)) };
+    },
+    rewards(prompts, rollout) {
+      const r = ccrRewardBatch(rollout.texts, prompts.truths, S, rewardOptions);
+      const signal = ccrSignal(r.correctCounts, S);
+      const { mean, std } = meanStd(r.rewards);
+      return {
+        rewards: r,
+        stats: {
+          rewardMean: mean, rewardStd: std, accuracy: meanStd(r.accuracy).mean, format: meanStd(r.format).mean,
+          informativeGroups: signal.informative, informativePredicted: signal.predicted, zeroRewardGroups: 1 - signal.informative,
+          unparsableAnswers: r.unparsable,
+        },
+      };
+    },
+    advantages(rewards, rollout) {
+      const { advantages } = groupAdvantagesSync(rewards.rewards, {
+        groupSize: S, scale: config.advantages.scale, stdEpsilon: config.advantages.stdEpsilon,
+      });
+      const prefixEnd = Int32Array.from(rollout.completions, (ids, b) => firstTokenFrom(tokenizer.offsets(ids), rewards.rewardPrefixEnd[b]));
+      const tokens = tokenAdvantagesSync(
+        { advantages, mask: rollout.mask, truncated: rollout.truncated, prefixEnd },
+        { truncation: config.advantages.truncation },
+      );
+      let kept = 0, total = 0;
+      rollout.mask.forEach((m, i) => ((total += m), (kept += tokens.lossMask[i])));
+      return { signal: { advantages: tokens.advantages, lossMask: tokens.lossMask }, stats: { lossTokenFraction: total === 0 ? 0 : kept / total } };
+    },
+    async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {
+      const problems = count > 0 ? data[split].slice(0, count) : data[split];
+      const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
+      const { texts, tokens } = await greedyCompletions(policy, problems.map((p) => packProblems([p], { n: 1 })), maxNewTokens);
+      const m = evaluateCcr(problems.map((p, i) => ({ completion: texts[i], truths: [p.answer], tokens: tokens[i] })));
+      return {
+        values: { accuracy: m.accuracy, completionTokens: m.length },
+        series: { accuracy: m.series.accuracy, completionTokens: m.series.length },
+        completions: texts,
+      };
+    },
+  };
+}

@@ -1,0 +1,23 @@
+// The task of a config: its recipe's kind, bound to the data and the policy's tokenizer.
+import type { Tokenizer } from '../policy/tokenizer.js';
+import type { TrainerConfig } from './config.js';
+import { recipeOf } from './recipes.js';
+import { arithmeticData, ccrTask } from './task-ccr.js';
+import { loadMoviesData, recommendTask, type MoviesData } from './task-recommend.js';
+import type { Task } from './task.js';
+
+const moviesCache = new Map<string, MoviesData>();
+
+/** movies-multi data of a folder, loaded once per process. */
+export function moviesData(dir: string): MoviesData {
+  let data = moviesCache.get(dir);
+  if (!data) moviesCache.set(dir, (data = loadMoviesData(dir)));
+  return data;
+}
+
+/** The task that `config.recipe` trains. */
+export function createTask(config: TrainerConfig, tokenizer: Tokenizer): Task {
+  const recipe = recipeOf(config.recipe);
+  if (recipe.task === 'recommend') return recommendTask(config, recipe, moviesData(config.data.moviesDir), tokenizer) as Task;
+  return ccrTask(config, arithmeticData(config.data), tokenizer) as Task;
+}

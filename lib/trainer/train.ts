@@ -1,0 +1,173 @@
+// A training run: steps, validation with best-checkpoint selection and stopping rules, atomic
+// checkpoints, Ctrl-C handling, then the test evaluation of the selected checkpoint and a report.
+import { join } from 'node:path';
+import { GrpoError } from '../errors.js';
+import { resolveLossOptions } from '../kernels/loss.js';
+import type { Policy } from '../policy/policy.js';
+import type { TrainerConfig } from './config.js';
+import { trainStep, type StepContext, type StepRecord } from './loop.js';
+import { writeRunReport } from './run-report.js';
+import { RunDir, writeJsonAtomic, type TrainerState } from './run-dir.js';
+import type { StopFlag } from './signals.js';
+import { recipeOf } from './recipes.js';
+import { tokenizerOf } from './rollout.js';
+import type { Evaluation, Task } from './task.js';
+import { createTask } from './tasks.js';
+import { initialValidation, recordValidation, stopAfter, validatesAt, type StopReason } from './validation.js';
+
+/** Progress of a run, for progress bars and logs. */
+export type TrainerEvent =
+  | { type: 'start'; step: number; steps: number }
+  | { type: 'step'; record: StepRecord }
+  | { type: 'validation'; step: number; values: Record<string, number>; improved: boolean }
+  | { type: 'checkpoint'; step: number; dir: string }
+  | { type: 'test'; values: Record<string, number>; checkpointStep: number };
+
+/** Loads a saved policy folder (the built-in model: `BuiltinPolicy.load`). */
+export type PolicyLoader = (dir: string) => Promise<Policy>;
+
+export interface TrainOptions {
+  config: TrainerConfig;
+  /** The policy to train (its weights are the starting point). */
+  policy: Policy;
+  /** Run directory (created; must not hold a run). */
+  runDir: string;
+  /** Reloads saved policies: the best checkpoint for the test evaluation, the reference on resume. */
+  loadPolicy: PolicyLoader;
+  /** Frozen reference for the KL term; when β > 0 and absent, a clone of `policy` at the start. */
+  reference?: Policy;
+  /** A task of your own; default: the recipe's task on the configured data. */
+  task?: Task;
+  onEvent?: (event: TrainerEvent) => void;
+  /** Set `requested` (e.g. from a signal handler) to stop after the current step, with a checkpoint. */
+  stop?: StopFlag;
+  /** Skip the final test evaluation and report. @defaultValue false */
+  skipTest?: boolean;
+}
+
+export interface TrainResult {
+  steps: number;
+  stopReason: StopReason;
+  bestStep: number;
+  best: number | null;
+  /** Test metrics of the selected checkpoint (absent when interrupted or skipped). */
+  test?: Record<string, number>;
+  runDir: string;
+}
+
+/** The pieces of a run that {@link runLoop} drives (built fresh by train, rebuilt from disk by resume). */
+export interface RunContext extends StepContext {
+  dir: RunDir;
+  state: TrainerState;
+  loadPolicy: PolicyLoader;
+  onEvent: (event: TrainerEvent) => void;
+  stop: StopFlag;
+}
+
+export function initialState(config: TrainerConfig): TrainerState {
+  return {
+    version: 1, step: 0, elapsed: 0, validation: initialValidation(), stopReason: null,
+    sampler: { unit: recipeOf(config.recipe).unit, seed: config.seed, batchSize: config.groups, position: 0 },
+    rng: { seed: config.seed, counter: 0 },
+  };
+}
+
+async function validate(ctx: RunContext, step: number): Promise<void> {
+  const v = ctx.config.validation;
+  const { values } = await ctx.task.evaluate(ctx.policy, 'validation', v.prompts);
+  const improved = recordValidation(ctx.state.validation, v, step, ctx.state.elapsed, values);
+  await ctx.dir.append('validation', { step, elapsed: ctx.state.elapsed, values });
+  if (improved) await ctx.dir.saveBest(ctx.policy, step, values[v.metric], v.metric);
+  ctx.onEvent({ type: 'validation', step, values, improved });
+}
+
+async function checkpoint(ctx: RunContext): Promise<void> {
+  const dir = await ctx.dir.checkpoint(ctx.policy, ctx.state);
+  ctx.onEvent({ type: 'checkpoint', step: ctx.state.step, dir });
+}
+
+/** One step with its bookkeeping; returns the stopping reason that fired, if any. */
+async function advance(ctx: RunContext): Promise<StopReason | null> {
+  const { state, config } = ctx;
+  const record = await trainStep(ctx, state.step, state.elapsed);
+  state.step = record.step;
+  state.elapsed = record.elapsed;
+  state.sampler.position = state.step;
+  state.rng.counter = state.step;
+  await ctx.dir.append('metrics', record);
+  ctx.onEvent({ type: 'step', record });
+  if (validatesAt(config.validation, state.step, config.steps)) await validate(ctx, state.step);
+  return stopAfter(state.validation, config.validation, state.step, config.steps, record.lossStats.kl);
+}
+
+/** Steps until a stopping rule fires or a stop is requested; checkpoints on schedule and on the way out. */
+export async function runLoop(ctx: RunContext, skipTest = false): Promise<TrainResult> {
+  ctx.onEvent({ type: 'start', step: ctx.state.step, steps: ctx.config.steps });
+  let reason = ctx.state.stopReason;
+  while (reason === null) {
+    if (ctx.stop.requested) reason = 'interrupted';
+    else reason = await advance(ctx);
+    const due = ctx.state.step % ctx.config.checkpointEvery === 0;
+    if (reason !== null || due) {
+      ctx.state.stopReason = reason;
+      await checkpoint(ctx);
+    }
+  }
+  const v = ctx.state.validation;
+  const result: TrainResult = { steps: ctx.state.step, stopReason: reason, bestStep: v.bestStep, best: v.best, runDir: ctx.dir.path };
+  if (reason !== 'interrupted' && !skipTest) result.test = await testSelected(ctx);
+  return result;
+}
+
+function plainSeries(e: Evaluation) {
+  return Object.fromEntries(Object.entries(e.series).map(([k, s]) => [k, { sum: Array.from(s.sum), count: Array.from(s.count) }]));
+}
+
+/** Test evaluation of the best checkpoint (the current policy when none was validated), then the report. */
+async function testSelected(ctx: RunContext): Promise<Record<string, number>> {
+  const bestDir = ctx.dir.bestPolicyDir();
+  const policy = bestDir ? await ctx.loadPolicy(bestDir) : ctx.policy;
+  try {
+    const evaluation = await ctx.task.evaluate(policy, 'test', ctx.config.testPrompts);
+    const checkpointStep = bestDir ? ctx.state.validation.bestStep : ctx.state.step;
+    await writeJsonAtomic(ctx.dir.file('test'), {
+      checkpointStep, values: evaluation.values, series: plainSeries(evaluation), completions: evaluation.completions,
+    });
+    ctx.onEvent({ type: 'test', values: evaluation.values, checkpointStep });
+    await writeRunReport(ctx.dir);
+    return evaluation.values;
+  } finally {
+    if (policy !== ctx.policy) policy.dispose();
+  }
+}
+
+/** Frozen reference when the loss has a KL term: the given one, else a clone saved beside the run for resuming. */
+async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy | undefined> {
+  if ((resolveLossOptions(options.config.loss).beta as number) === 0) return undefined;
+  const reference = options.reference ?? (await options.policy.clone());
+  await reference.save(join(dir.path, 'reference'));
+  return reference;
+}
+
+/**
+ * Trains `policy` with `config` into a new run directory.
+ * @example
+ * const policy = await BuiltinPolicy.load('runs/sft/policy');
+ * await train({ config: resolveConfig({ recipe: 'remark', steps: 100 }), policy, runDir: 'runs/remark', loadPolicy: (d) => BuiltinPolicy.load(d) });
+ */
+export async function train(options: TrainOptions): Promise<TrainResult> {
+  const { config, policy } = options;
+  if (!policy) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'train: expected a policy');
+  const dir = new RunDir(options.runDir);
+  await dir.create(config);
+  const ctx: RunContext = {
+    config, policy, dir, loadPolicy: options.loadPolicy,
+    reference: await referenceFor(options, dir),
+    task: options.task ?? createTask(config, tokenizerOf(policy)),
+    lossOptions: config.loss,
+    state: initialState(config),
+    onEvent: options.onEvent ?? (() => undefined),
+    stop: options.stop ?? { requested: false },
+  };
+  return runLoop(ctx, options.skipTest);
+}

@@ -1,0 +1,44 @@
+// Tiny trainer fixtures: a small byte-level BPE, a tiny built-in model, and a movies-multi folder with
+// a handful of requests (so an epoch ends after a few steps).
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadMoviesMulti, MOVIES_MULTI_DIR } from '../../lib/data/movies-multi-files.js';
+import { trainBpe } from '../../lib/cli/bpe.js';
+import { BuiltinPolicy } from '../../lib/policy/builtin.js';
+import type { ModelConfig } from '../../lib/policy/config.js';
+import type { Tokenizer } from '../../lib/policy/tokenizer.js';
+
+let cached: Tokenizer | undefined;
+
+/** A 300-token BPE trained on a slice of the shipped movie requests and lists. */
+export function tinyTokenizer(): Tokenizer {
+  cached ??= trainBpe(loadMoviesMulti('validation').flatMap((r) => [r.request, ...r.respondents.flatMap((x) => x.items.map((i) => `${i.title} (${i.year})`))]), 300);
+  return cached;
+}
+
+export function tinyConfig(vocabSize: number): ModelConfig {
+  return {
+    vocabSize, hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16,
+    maxPositions: 256, rmsNormEps: 1e-6, ropeTheta: 10000, tieEmbeddings: true, attentionBias: false, architecture: 'LlamaForCausalLM',
+  };
+}
+
+export function tinyPolicy(seed = 1): BuiltinPolicy {
+  const tokenizer = tinyTokenizer();
+  return BuiltinPolicy.create(tinyConfig(tokenizer.vocabSize), { seed, tokenizer });
+}
+
+/** A movies-multi folder with the first `requests` requests of each split (catalog files copied). */
+export function tinyMoviesDir(requests: { train: number; validation: number; test: number }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'grpo-movies-'));
+  mkdirSync(dir, { recursive: true });
+  for (const split of ['train', 'validation', 'test'] as const) {
+    const rows = loadMoviesMulti(split).slice(0, requests[split]);
+    writeFileSync(join(dir, `${split}.jsonl`), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  }
+  for (const file of ['catalog.jsonl', 'catalog-index.tsv']) copyFileSync(join(MOVIES_MULTI_DIR, file), join(dir, file));
+  return dir;
+}
+
+export const tempRunRoot = () => mkdtempSync(join(tmpdir(), 'grpo-runs-'));

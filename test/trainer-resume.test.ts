@@ -1,0 +1,92 @@
+// Resume equals uninterrupted: a run stopped at an epoch boundary (Ctrl-C path) and a run that crashes
+// during validation, both resumed from their run directories, log exactly the metrics, validations and
+// test results of an uninterrupted run with the same seed (wall times aside).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BuiltinPolicy } from '../lib/policy/builtin.js';
+import { resolveConfig } from '../lib/trainer/recipes.js';
+import { resume } from '../lib/trainer/resume.js';
+import { createTask } from '../lib/trainer/tasks.js';
+import { train, type TrainerEvent } from '../lib/trainer/train.js';
+import type { TrainerConfig } from '../lib/trainer/config.js';
+import { tempRunRoot, tinyMoviesDir, tinyPolicy, tinyTokenizer } from './helpers/trainer.js';
+
+const loadPolicy = (dir: string) => BuiltinPolicy.load(dir);
+
+function config(moviesDir: string, recipe: 'remark' | 'rank-grpo'): TrainerConfig {
+  return resolveConfig({
+    recipe, seed: 7, steps: 6, groups: 2, candidates: 3, learningRate: 3e-3, checkpointEvery: 2, testPrompts: 3,
+    generation: { maxNewTokens: 14 }, rewards: { ranks: 3, catalog: 'benchmark' },
+    validation: { every: 2, prompts: 3, metric: 'unionRecall', patience: 0 },
+    data: { moviesDir },
+  });
+}
+
+/** The deterministic part of a run directory: metrics without wall times, validations, test results. */
+function outcome(runDir: string) {
+  const rows = (file: string) => readFileSync(join(runDir, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const metrics = rows('metrics.jsonl').map(({ time: _time, elapsed: _elapsed, ...rest }) => rest);
+  const validation = rows('validation.jsonl').map(({ elapsed: _elapsed, ...rest }) => rest);
+  const test = JSON.parse(readFileSync(join(runDir, 'test.json'), 'utf8'));
+  return { metrics, validation, test };
+}
+
+describe.each(['remark', 'rank-grpo'] as const)('resume (%s)', (recipe) => {
+  // 4 train requests (remark: 4 units; rank-grpo: their respondent rows), G = 2: an epoch ends every few steps
+  const moviesDir = tinyMoviesDir({ train: 4, validation: 3, test: 3 });
+  const root = tempRunRoot();
+  const c = config(moviesDir, recipe);
+
+  it('an uninterrupted run trains every step, validates, keeps the best and tests it', async () => {
+    const result = await train({ config: c, policy: tinyPolicy(), runDir: join(root, 'full'), loadPolicy });
+    expect(result.steps).toBe(6);
+    expect(result.stopReason).toBe('maxSteps');
+    const { metrics, validation, test } = outcome(join(root, 'full'));
+    expect(metrics.map((m) => m.step)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(validation.map((v) => v.step)).toEqual([2, 4, 6]);
+    expect(test.checkpointStep).toBe(result.bestStep);
+    expect(metrics[0].tokens.completion).toBeGreaterThan(0);
+    expect(Number.isFinite(metrics[0].loss)).toBe(true);
+  });
+
+  it('stopped at an epoch boundary and resumed, it logs what the uninterrupted run logged', async () => {
+    const runDir = join(root, 'epoch');
+    const stop = { requested: false };
+    const task = createTask(c, tinyTokenizer());
+    const boundary = [1, 2, 3, 4, 5].find((s) => task.epochOf(s) !== task.epochOf(s - 1))!; // first step of epoch 1 (0-based)
+    const onEvent = (e: TrainerEvent) => {
+      if (e.type === 'step' && e.record.step === boundary) stop.requested = true;
+    };
+    const first = await train({ config: c, policy: tinyPolicy(), runDir, loadPolicy, onEvent, stop });
+    expect(first).toMatchObject({ stopReason: 'interrupted', steps: boundary });
+    const second = await resume(runDir, { loadPolicy });
+    expect(second.steps).toBe(6);
+    expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
+  });
+
+  it('crashing during validation and resuming from the last checkpoint replays exactly', async () => {
+    const runDir = join(root, 'crash');
+    const inner = createTask(c, tinyTokenizer());
+    let validations = 0;
+    const crashing = {
+      ...inner,
+      evaluate: async (...args: Parameters<typeof inner.evaluate>) => {
+        if (args[1] === 'validation' && ++validations === 2) throw new Error('simulated crash during validation');
+        return inner.evaluate(...args);
+      },
+    };
+    await expect(train({ config: c, policy: tinyPolicy(), runDir, loadPolicy, task: crashing })).rejects.toThrow('simulated crash');
+    const logged = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n');
+    expect(logged.length).toBe(4); // steps 3 and 4 were logged after the step-2 checkpoint
+    const resumed = await resume(runDir, { loadPolicy });
+    expect(resumed.steps).toBe(6);
+    expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
+  });
+
+  it('a finished run refuses to resume silently; raising steps continues it', async () => {
+    await expect(resume(join(root, 'full'), { loadPolicy })).rejects.toMatchObject({ code: 'GRPO_INVALID_ARGUMENT' });
+    const more = await resume(join(root, 'full'), { loadPolicy, steps: 7, skipTest: true });
+    expect(more.steps).toBe(7);
+  });
+});
