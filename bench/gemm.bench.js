@@ -1,7 +1,7 @@
 // GEMM throughput on the LM-head shapes, on 1 and 2 threads, against the FMA roof measured in
 // the same run. Each product is checked against the float64 triple loop (first and last rows)
-// before it is timed. Run: npx tsc -p tsconfig.json && node bench/gemm.bench.js
-import { cpuPath, getThreads, matmulSync, setThreads } from '../dist/index.js';
+// before it is timed. Where the CPU has AVX512_BF16, the bf16-product variant is timed too. Run: npx tsc -p tsconfig.json && node bench/gemm.bench.js
+import { cpuPath, getThreads, matmulBf16Native, matmulSync, setThreads } from '../dist/index.js';
 import { gemmReference } from '../dist/reference/gemm.js';
 import { measureFmaGflops } from './roof.js';
 import { fixed, measure } from './timing.js';
@@ -14,6 +14,8 @@ const SHAPES = [
   ['TN gradWeight += Gᵀ·h', true, false, 4096, 512, 256, 1],
 ];
 const CHECK_ROWS = 4;
+// max |C − reference| allowed, relative to max |reference|: float32 sums vs bf16-rounded inputs (8 bits)
+const TOLERANCE = { float32: 1e-5, bf16: 2e-2 };
 
 function randomFloats(n, seed) {
   let state = seed >>> 0;
@@ -31,9 +33,9 @@ function operands([, transA, transB, m, n, k, beta]) {
   return { a, b, out: randomFloats(m * n, 7), layout }; // out: C [m, n]
 }
 
-function run({ a, b, out, layout: l }) {
+function run({ a, b, out, layout: l }, bf16) {
   const { m, n, k, ...options } = l;
-  return matmulSync(a, b, { m, n, k }, { ...options, out });
+  return matmulSync(a, b, { m, n, k }, { ...options, out, bf16 });
 }
 
 // Rows [i0, i0 + rows) of C through the reference, from the C the fast call started with.
@@ -43,32 +45,41 @@ function referenceRows({ a, b, layout: l }, before, i0, rows) {
   return gemmReference(aRows, b, c, { ...l, m: rows });
 }
 
-function verify(ops) {
+// Relative max error of the first and last rows; throws beyond the precision's tolerance.
+function verify(ops, precision) {
   const l = ops.layout, before = Float32Array.from(ops.out);
-  run(ops);
-  let worst = 0;
+  run(ops, precision === 'bf16');
+  let worst = 0, scale = 0;
   for (const i0 of [0, l.m - CHECK_ROWS]) {
     const expected = referenceRows(ops, before, i0, CHECK_ROWS);
-    for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(ops.out[i0 * l.ldc + i] - expected[i]));
+    for (let i = 0; i < expected.length; i++) {
+      worst = Math.max(worst, Math.abs(ops.out[i0 * l.ldc + i] - expected[i]));
+      scale = Math.max(scale, Math.abs(expected[i]));
+    }
   }
-  if (worst > 1e-3) throw new Error(`matmul differs from the reference by ${worst}`);
-  return worst;
+  const relative = worst / scale;
+  if (!(relative <= TOLERANCE[precision])) throw new Error(`matmul (${precision}) differs from the reference by ${relative} (relative)`);
+  return relative;
+}
+
+function row(shape, precision, threads, roof) {
+  const ops = operands(shape), l = ops.layout;
+  const relError = verify(ops, precision);
+  const t = measure(`${shape[0]} ${precision}`, () => run(ops, precision === 'bf16'), 5);
+  const gflops = (2 * l.m * l.n * l.k) / t.ms / 1e6;
+  return { product: shape[0], 'm×n×k': `${l.m}×${l.n}×${l.k}`, precision, threads, ms: fixed(t.ms), rme: `±${fixed(t.rme, 1)}%`,
+    'GFLOP/s': fixed(gflops, 1), 'FMA roof': fixed(roof, 0), 'of roof': `${fixed((100 * gflops) / roof, 0)}%`, relError: relError.toExponential(1) };
 }
 
 function rowsFor(threads) {
   setThreads(threads);
   const roof = measureFmaGflops();
-  return SHAPES.map((shape) => {
-    const ops = operands(shape), l = ops.layout;
-    const maxError = verify(ops);
-    const t = measure(shape[0], () => run(ops), 5);
-    const gflops = (2 * l.m * l.n * l.k) / t.ms / 1e6;
-    return { product: shape[0], 'm×n×k': `${l.m}×${l.n}×${l.k}`, threads, ms: fixed(t.ms), rme: `±${fixed(t.rme, 1)}%`,
-      'GFLOP/s': fixed(gflops, 1), 'FMA roof': fixed(roof, 0), 'of roof': `${fixed((100 * gflops) / roof, 0)}%`, maxError: maxError.toExponential(1) };
-  });
+  const precisions = matmulBf16Native() ? ['float32', 'bf16'] : ['float32'];
+  return precisions.flatMap((precision) => SHAPES.map((shape) => row(shape, precision, threads, roof)));
 }
 
 const defaultThreads = getThreads();
-console.log(`cpu path ${cpuPath()}; GFLOP/s = 2·m·n·k / time; FMA roof measured per thread count in this run`);
+console.log(`cpu path ${cpuPath()}, bf16 products ${matmulBf16Native() ? 'native' : 'unavailable'}; GFLOP/s = 2·m·n·k / time;`
+  + ' FMA roof (float32) measured per thread count in this run');
 console.table([1, 2].flatMap(rowsFor));
 setThreads(defaultThreads);

@@ -17,7 +17,7 @@ export {
   type LinearLogprobBackwardOptions,
   type LinearLogprobGradients,
 } from './kernels/logprob.js';
-export { matmul, matmulSync, type MatmulOptions, type MatmulShape } from './kernels/gemm.js';
+export { matmul, matmulSync, matmulBf16Native, type MatmulOptions, type MatmulShape } from './kernels/gemm.js';
 export * from './rewards/index.js';
 export {
   packProblems,

@@ -57,4 +57,7 @@ export interface NativeBinding {
     transA: boolean, transB: boolean, m: number, n: number, k: number, alpha: number, a: F32, lda: number,
     b: F32, ldb: number, beta: number, c: F32, ldc: number, async: boolean,
   ): Done;
+  /** gemm with bfloat16-rounded inputs where the CPU has AVX512_BF16 (same arguments). */
+  gemmBf16: NativeBinding['gemm'];
+  gemmBf16Native(): boolean;
 }

@@ -2,7 +2,7 @@
 // the async form, bitwise reproducibility across thread counts, and typed errors.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { getThreads, matmul, matmulSync, setThreads, type MatmulOptions } from '../lib/index.js';
+import { getThreads, matmul, matmulBf16Native, matmulSync, setThreads, type MatmulOptions } from '../lib/index.js';
 import { gemmReference, type GemmLayout } from '../lib/reference/gemm.js';
 import { expectClose } from './helpers/close.js';
 import { codeOf } from './helpers/errors.js';
@@ -71,6 +71,24 @@ describe('matmul matches the float64 reference', () => {
   });
 });
 
+/** Nearest-even bfloat16 value of each float (finite inputs), as the BF16 kernel packs them. */
+function roundToBf16(x: Float32Array): Float32Array {
+  const bits = new Uint32Array(Float32Array.from(x).buffer);
+  for (let i = 0; i < bits.length; i++) bits[i] = ((bits[i] + 0x7fff + ((bits[i] >>> 16) & 1)) & 0xffff0000) >>> 0;
+  return new Float32Array(bits.buffer);
+}
+
+describe('matmul with bf16', () => {
+  it('equals the reference on bf16-rounded inputs where native, and the float32 product elsewhere', () => {
+    const a = randomNormal(37 * 301, 1, 13), b = randomNormal(301 * 70, 1, 14); // [37, 301], [301, 70]
+    const native = matmulBf16Native();
+    const [ra, rb] = native ? [roundToBf16(a), roundToBf16(b)] : [a, b];
+    const layout = { transA: false, transB: false, m: 37, n: 70, k: 301, alpha: 1, beta: 0, lda: 301, ldb: 70, ldc: 70 };
+    const expected = gemmReference(ra, rb, new Float32Array(37 * 70), layout);
+    expectClose(matmulSync(a, b, { m: 37, n: 70, k: 301 }, { bf16: true }), expected, { atol: 2e-4, rtol: 1e-5 });
+  });
+});
+
 describe('matmul rejects bad input with typed errors', () => {
   const a = new Float32Array(6), b = new Float32Array(12); // [2, 3], [3, 4]
   const shape = { m: 2, n: 4, k: 3 };
@@ -86,6 +104,7 @@ describe('matmul rejects bad input with typed errors', () => {
     ['beta without out', () => matmulSync(a, b, shape, { beta: 1 }), 'GRPO_INVALID_ARGUMENT'],
     ['infinite alpha', () => matmulSync(a, b, shape, { alpha: Infinity }), 'GRPO_VALUE_RANGE'],
     ['unknown option', () => matmulSync(a, b, shape, { transa: true } as never), 'GRPO_UNKNOWN_OPTION'],
+    ['non-boolean bf16', () => matmulSync(a, b, shape, { bf16: 1 } as never), 'GRPO_INVALID_ARGUMENT'],
   ])('%s', (_name, call, code) => {
     expect(codeOf(call)).toBe(code);
   });

@@ -30,10 +30,15 @@ export interface MatmulOptions {
   ldc?: number;
   /** C [m, ldc], written in place and returned. @defaultValue a new Float32Array(m · ldc) */
   out?: Float32Array;
+  /**
+   * Round A and B to bfloat16 and multiply with float32 sums (AVX512_BF16, about twice as fast).
+   * Where {@link matmulBf16Native} is false this is the float32 product. @defaultValue false
+   */
+  bf16?: boolean;
 }
 
-const DEFAULTS = Object.freeze({ transA: false, transB: false, alpha: 1, beta: 0 });
-const KEYS = ['transA', 'transB', 'alpha', 'beta', 'lda', 'ldb', 'ldc', 'out'] as const;
+const DEFAULTS = Object.freeze({ transA: false, transB: false, alpha: 1, beta: 0, bf16: false });
+const KEYS = ['transA', 'transB', 'alpha', 'beta', 'lda', 'ldb', 'ldc', 'out', 'bf16'] as const;
 const MAX_DIM = 2 ** 31 - 1;
 
 /** Throws unless `view` holds `rows` rows of `width` floats `ld` apart. */
@@ -77,13 +82,14 @@ function prepare(a: unknown, b: unknown, shape: unknown, options: MatmulOptions 
   }
   const c = o.out === undefined ? new Float32Array(l.m * l.ldc) : check.float32Array('matmul out', o.out); // [m, ldc]
   checkHolds('matmul out', c, l.m, l.n, l.ldc);
-  return { a: av, b: bv, c, l };
+  const bf16 = check.boolean('matmul bf16', o.bf16 ?? DEFAULTS.bf16);
+  return { a: av, b: bv, c, l, bf16 };
 }
 
 function run(async: boolean, a: unknown, b: unknown, shape: unknown, options?: MatmulOptions) {
-  const { a: av, b: bv, c, l } = prepare(a, b, shape, options);
+  const { a: av, b: bv, c, l, bf16 } = prepare(a, b, shape, options);
   return runNative(async,
-    (x) => native().gemm(l.transA, l.transB, l.m, l.n, l.k, l.alpha, av, l.lda, bv, l.ldb, l.beta, c, l.ldc, x),
+    (x) => native()[bf16 ? 'gemmBf16' : 'gemm'](l.transA, l.transB, l.m, l.n, l.k, l.alpha, av, l.lda, bv, l.ldb, l.beta, c, l.ldc, x),
     () => c);
 }
 
@@ -97,6 +103,11 @@ function run(async: boolean, a: unknown, b: unknown, shape: unknown, options?: M
  */
 export function matmul(a: Float32Array, b: Float32Array, shape: MatmulShape, options?: MatmulOptions): Promise<Float32Array> {
   return rejectOnThrow(() => run(true, a, b, shape, options) as Promise<Float32Array>);
+}
+
+/** True when `matmul(..., { bf16: true })` runs bfloat16 products on this CPU (AVX512_BF16). */
+export function matmulBf16Native(): boolean {
+  return native().gemmBf16Native();
 }
 
 /** Synchronous {@link matmul}: blocks the calling thread; for small products. */

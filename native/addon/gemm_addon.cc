@@ -17,8 +17,11 @@ void expect_holds(Napi::Env env, const View<float>& view, int64_t rows, int64_t 
                                           std::to_string(needed) + " (ld " + std::to_string(ld) + ")");
 }
 
+using SgemmFn = grpo_status (*)(int, int, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                                float, float*, int64_t);
+
 // (transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, async)
-Napi::Value gemm(const Napi::CallbackInfo& info) {
+Napi::Value gemm_with(const Napi::CallbackInfo& info, SgemmFn sgemm) {
   Napi::Env env = info.Env();
   const bool ta = bool_arg(info, 0, "transA"), tb = bool_arg(info, 1, "transB");
   const int64_t M = int_arg(info, 2, "M"), N = int_arg(info, 3, "N"), K = int_arg(info, 4, "K");
@@ -31,12 +34,22 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
   expect_holds(env, B, tb ? N : K, tb ? K : N, ldb, "B");
   expect_holds(env, C, M, N, ldc, "C");
   return dispatch(info, bool_arg(info, 13, "async"),
-                  [=] { return grpo_sgemm(ta, tb, M, N, K, alpha, A.data, lda, B.data, ldb, beta, C.data, ldc); },
+                  [=] { return sgemm(ta, tb, M, N, K, alpha, A.data, lda, B.data, ldb, beta, C.data, ldc); },
                   {info[6], info[8], info[11]});
+}
+
+Napi::Value gemm(const Napi::CallbackInfo& info) { return gemm_with(info, &grpo_sgemm); }
+Napi::Value gemm_bf16(const Napi::CallbackInfo& info) { return gemm_with(info, &grpo_sgemm_bf16); }
+Napi::Value gemm_bf16_native(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), grpo_sgemm_bf16_native() != 0);
 }
 
 }  // namespace
 
-void register_gemm(Napi::Env env, Napi::Object exports) { exports.Set("gemm", Napi::Function::New(env, gemm)); }
+void register_gemm(Napi::Env env, Napi::Object exports) {
+  exports.Set("gemm", Napi::Function::New(env, gemm));
+  exports.Set("gemmBf16", Napi::Function::New(env, gemm_bf16));
+  exports.Set("gemmBf16Native", Napi::Function::New(env, gemm_bf16_native));
+}
 
 }  // namespace grpo::addon
