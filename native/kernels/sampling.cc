@@ -78,8 +78,8 @@ Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams
   return prep;
 }
 
-// The kept set is {w >= returned threshold}: top-k, then top-p on what remains, then min-p.
-float truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratch& s) {
+// Top-k, then top-p on what remains, then min-p; afterwards w = 0 outside the kept set.
+void truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratch& s) {
   float threshold = 0.0f;
   WeightSum kept = prep.all;
   SearchInput in{prep.y, s.w.data(), vocab, Measure::kCount, 0.0, kept.positive, kept.mass, 0.0f};
@@ -98,7 +98,8 @@ float truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scra
     threshold = threshold_search(in, s.candidates);
   }
   // The max token has w = 1 exactly, so p_i >= min_p · p_max is w_i >= min_p.
-  return std::fmax(threshold, p.min_p);
+  threshold = std::fmax(threshold, p.min_p);
+  if (threshold > 0.0f) cut_below(s.w.data(), vocab, threshold);
 }
 
 struct Draw {
@@ -107,16 +108,16 @@ struct Draw {
 };
 
 // Inverse CDF in token-id order over q = fixed_point(w): block sums first, then the one block.
-Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, float threshold, Scratch& s) {
+Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, Scratch& s) {
   const int low_bits = fixed_point_low_bits(vocab);
-  const uint64_t total = draw_block_sums(s.w.data(), vocab, threshold, low_bits, s.block_sums.data());
+  const uint64_t total = draw_block_sums(s.w.data(), vocab, low_bits, s.block_sums.data());
   const uint64_t u = philox::draw_u64(p.seed, static_cast<uint64_t>(row), p.step);
   uint64_t target = static_cast<uint64_t>((static_cast<unsigned __int128>(u) * total) >> 64);
   int64_t begin = 0;
   for (int64_t b = 0; target >= s.block_sums[b]; ++b, begin += kDrawBlock) target -= s.block_sums[b];
   int64_t token = begin;
   for (;; ++token) {
-    const uint64_t q = s.w[token] >= threshold ? fixed_point(s.w[token], low_bits) : 0;
+    const uint64_t q = fixed_point(s.w[token], low_bits);
     if (target < q) break;
     target -= q;
   }
@@ -139,7 +140,8 @@ void sample_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, 
     if (logp_raw) *logp_raw = 0.0f;
     return;
   }
-  const Draw draw = draw_row(vocab, row, p, truncate_row(vocab, p, prep, s), s);
+  truncate_row(vocab, p, prep, s);
+  const Draw draw = draw_row(vocab, row, p, s);
   *token = draw.token;
   const double log_w = static_cast<double>((prep.y[draw.token] - prep.max) * prep.inv_temperature);
   if (logp) *logp = static_cast<float>(log_w - std::log(draw.kept_mass));
@@ -154,13 +156,10 @@ void probs_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, f
     probs[greedy_token(prep.y, prep.max)] = 1.0f;
     return;
   }
-  const float threshold = truncate_row(vocab, p, prep, s);
+  truncate_row(vocab, p, prep, s);
   const int low_bits = fixed_point_low_bits(vocab);
-  const double total = static_cast<double>(draw_block_sums(s.w.data(), vocab, threshold, low_bits, s.block_sums.data()));
-  for (int64_t i = 0; i < vocab; ++i) {
-    const bool kept = s.w[i] >= threshold;
-    probs[i] = kept ? static_cast<float>(static_cast<double>(fixed_point(s.w[i], low_bits)) / total) : 0.0f;
-  }
+  const double total = static_cast<double>(draw_block_sums(s.w.data(), vocab, low_bits, s.block_sums.data()));
+  for (int64_t i = 0; i < vocab; ++i) probs[i] = static_cast<float>(static_cast<double>(fixed_point(s.w[i], low_bits)) / total);
 }
 
 int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }

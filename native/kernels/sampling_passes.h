@@ -30,11 +30,11 @@ TailStats tail_at_least(const float* w, int64_t n, float pivot);
 // w = 0 where w < threshold; returns the Σ w and positive count that remain.
 WeightSum cut_below(float* w, int64_t n, float threshold);
 
-// The draw's fixed-point weights: q = floor(w · 2^(24 + low_bits)) where w >= threshold, else 0.
+// The draw's fixed-point weights q = floor(w · 2^(24 + low_bits)) (cut tokens already have w = 0):
 // block_sums[b] = Σ q over [b·kDrawBlock, (b+1)·kDrawBlock); returns Σ q.
 constexpr int64_t kDrawBlock = 256;
 int fixed_point_low_bits(int64_t vocab);
 uint64_t fixed_point(float w, int low_bits);  // q of one token
-uint64_t draw_block_sums(const float* w, int64_t n, float threshold, int low_bits, uint64_t* block_sums);
+uint64_t draw_block_sums(const float* w, int64_t n, int low_bits, uint64_t* block_sums);
 
 }  // namespace grpo::sampling

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "sampling_passes.h"
+#include "simd.h"
 
 namespace grpo::sampling {
 
@@ -48,9 +49,18 @@ void bisect(const SearchInput& in, Bound& lo, Bound& hi) {
   }
 }
 
-void gather(const SearchInput& in, float lo, float hi, std::vector<Candidate>& out) {
+// Appends the tokens with lo <= w < hi; groups of kLanes are tested at once (few of them hit).
+GRPO_CLONES void gather(const SearchInput& in, float lo, float hi, std::vector<Candidate>& out) {
   out.clear();
-  for (int64_t i = 0; i < in.n; ++i)
+  int64_t i = 0;
+  for (; i + simd::kLanes <= in.n; i += simd::kLanes) {
+    int32_t hits = 0;
+    for (int l = 0; l < simd::kLanes; ++l) hits |= (in.w[i + l] >= lo) & (in.w[i + l] < hi);
+    if (!hits) continue;
+    for (int l = 0; l < simd::kLanes; ++l)
+      if (in.w[i + l] >= lo && in.w[i + l] < hi) out.push_back({in.y[i + l], in.w[i + l], static_cast<int32_t>(i + l)});
+  }
+  for (; i < in.n; ++i)
     if (in.w[i] >= lo && in.w[i] < hi) out.push_back({in.y[i], in.w[i], static_cast<int32_t>(i)});
 }
 
