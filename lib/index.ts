@@ -93,3 +93,5 @@ export {
 export { presets, type Preset } from './kernels/presets.js';
 export { policyLossReference, klReference, type LossReferenceInput } from './reference/loss.js';
 export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference } from './reference/advantage.js';
+export { sample, sampleSync, samplingProbs, samplingProbsSync, type SampleResult } from './kernels/sampling.js';
+export { SAMPLING_DEFAULTS, type SamplingOptions, type TokenLists, type TokenMask } from './kernels/sampling-params.js';

@@ -60,4 +60,29 @@ export interface NativeBinding {
   /** gemm with bfloat16-rounded inputs where the CPU has AVX512_BF16 (same arguments). */
   gemmBf16: NativeBinding['gemm'];
   gemmBf16Native(): boolean;
+  sample(
+    logits: F32, vocab: number, params: NativeSamplingParams, tokens: I32, logp: F32 | null, logpRaw: F32 | null,
+    async: boolean,
+  ): Done;
+  samplingProbs(logits: F32, vocab: number, params: NativeSamplingParams, probs: F32, async: boolean): Done;
+}
+
+/** Per-row sampler parameters as the addon reads them (null = the default for every row); built by lib/kernels/sampling.ts. */
+export interface NativeSamplingParams {
+  temperature: F32 | null;
+  topK: I32 | null;
+  topP: F32 | null;
+  minP: F32 | null;
+  repetitionPenalty: F32 | null;
+  presencePenalty: F32 | null;
+  frequencyPenalty: F32 | null;
+  /** [B, ceil(V / 32)] allow bits */
+  allow: Uint32Array | null;
+  history: I32 | null;
+  /** [B + 1] */
+  historyOffsets: I32 | null;
+  seedLo: number;
+  seedHi: number;
+  stepLo: number;
+  stepHi: number;
 }

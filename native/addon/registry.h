@@ -11,5 +11,6 @@ void register_advantage(Napi::Env env, Napi::Object exports);
 void register_loss(Napi::Env env, Napi::Object exports);
 void register_gemm(Napi::Env env, Napi::Object exports);
 void register_model(Napi::Env env, Napi::Object exports);
+void register_sampling(Napi::Env env, Napi::Object exports);
 
 }  // namespace grpo::addon
