@@ -95,3 +95,4 @@ export { policyLossReference, klReference, type LossReferenceInput } from './ref
 export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference } from './reference/advantage.js';
 export { sample, sampleSync, samplingProbs, samplingProbsSync, type SampleResult } from './kernels/sampling.js';
 export { SAMPLING_DEFAULTS, type SamplingOptions, type TokenLists, type TokenMask } from './kernels/sampling-params.js';
+export * from './policy/index.js';

@@ -1,0 +1,12 @@
+// The policy layer: the Policy interface, the built-in Llama/Qwen-family model, tokenizer, checkpoints.
+export type {
+  Policy, SequenceBatch, ScoreOptions, ScoreResult, LossOutput, LossFunction, StepOptions, StepResult, GenerateOptions, Generation,
+} from './policy.js';
+export { sftLoss } from './policy.js';
+export { BuiltinPolicy, OPTIMIZER_DEFAULTS, scheduledLearningRate, type BuiltinOptions, type OptimizerOptions } from './builtin.js';
+export { GENERATE_DEFAULTS } from './generate.js';
+export { configFromHf, configToHf, checkConfig, SUPPORTED_ARCHITECTURES, type ModelConfig, type SupportedArchitecture } from './config.js';
+export { Tokenizer, type ChatMessage, type Encoded } from './tokenizer.js';
+export { trainBpe, BPE_DEFAULTS, type BpeTrainOptions, type TrainedTokenizer } from './bpe-train.js';
+export { readSafetensors, writeSafetensors, readModelWeights, writeModelWeights, type NamedTensor } from './safetensors.js';
+export { saveCheckpoint, loadCheckpoint, type CheckpointContents, type LoadedCheckpoint, type OptimizerState } from './checkpoint.js';
