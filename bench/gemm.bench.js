@@ -4,7 +4,7 @@
 import { cpuPath, getThreads, matmulBf16Native, matmulSync, setThreads } from '../dist/index.js';
 import { gemmReference } from '../dist/reference/gemm.js';
 import { measureFmaGflops } from './roof.js';
-import { fixed, measure } from './timing.js';
+import { fixed, once } from './timing.js';
 
 // [name, transA, transB, m, n, k, beta]: the fused LM head's forward tile and its two backward products
 const SHAPES = [
@@ -62,24 +62,35 @@ function verify(ops, precision) {
   return relative;
 }
 
-function row(shape, precision, threads, roof) {
+// Median and best of at least MIN_RUNS calls lasting MIN_MS in all (best: least disturbed by other load).
+const MIN_RUNS = 5, MIN_MS = 2000;
+function timeRuns(fn) {
+  const times = [];
+  for (let total = 0; times.length < MIN_RUNS || total < MIN_MS;) total += times[times.push(once(fn)) - 1];
+  times.sort((x, y) => x - y);
+  return { median: times[times.length >> 1], best: times[0], runs: times.length };
+}
+
+// The roof is measured right before each product, so both see the same machine load.
+function row(shape, precision, threads) {
   const ops = operands(shape), l = ops.layout;
   const relError = verify(ops, precision);
-  const t = measure(`${shape[0]} ${precision}`, () => run(ops, precision === 'bf16'), 5);
-  const gflops = (2 * l.m * l.n * l.k) / t.ms / 1e6;
-  return { product: shape[0], 'm×n×k': `${l.m}×${l.n}×${l.k}`, precision, threads, ms: fixed(t.ms), rme: `±${fixed(t.rme, 1)}%`,
-    'GFLOP/s': fixed(gflops, 1), 'FMA roof': fixed(roof, 0), 'of roof': `${fixed((100 * gflops) / roof, 0)}%`, relError: relError.toExponential(1) };
+  const roof = measureFmaGflops();
+  const t = timeRuns(() => run(ops, precision === 'bf16'));
+  const gflops = (ms) => (2 * l.m * l.n * l.k) / ms / 1e6;
+  return { product: shape[0], 'm×n×k': `${l.m}×${l.n}×${l.k}`, precision, threads, 'median ms': fixed(t.median), runs: t.runs,
+    'GFLOP/s median': fixed(gflops(t.median), 1), 'GFLOP/s best': fixed(gflops(t.best), 1), 'FMA roof': fixed(roof, 0),
+    'best of roof': `${fixed((100 * gflops(t.best)) / roof, 0)}%`, relError: relError.toExponential(1) };
 }
 
 function rowsFor(threads) {
   setThreads(threads);
-  const roof = measureFmaGflops();
   const precisions = matmulBf16Native() ? ['float32', 'bf16'] : ['float32'];
-  return precisions.flatMap((precision) => SHAPES.map((shape) => row(shape, precision, threads, roof)));
+  return precisions.flatMap((precision) => SHAPES.map((shape) => row(shape, precision, threads)));
 }
 
 const defaultThreads = getThreads();
 console.log(`cpu path ${cpuPath()}, bf16 products ${matmulBf16Native() ? 'native' : 'unavailable'}; GFLOP/s = 2·m·n·k / time;`
-  + ' FMA roof (float32) measured per thread count in this run');
+  + ' FMA roof (float32) measured before each row, same thread count');
 console.table([1, 2].flatMap(rowsFor));
 setThreads(defaultThreads);
