@@ -29,14 +29,17 @@ export function tinyPolicy(seed = 1): BuiltinPolicy {
   return BuiltinPolicy.create(tinyConfig(tokenizer.vocabSize), { seed, tokenizer });
 }
 
-/** A movies-multi folder with the first `requests` requests of each split (catalog files copied). */
-export function tinyMoviesDir(requests: { train: number; validation: number; test: number }): string {
+/**
+ * A movies-multi folder (catalog files copied) whose train split holds, in order, the first requests
+ * with the given respondent counts, and the first `evaluate` requests of validation and test.
+ */
+export function tinyMoviesDir(trainRespondents: readonly number[], evaluate: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'grpo-movies-'));
   mkdirSync(dir, { recursive: true });
-  for (const split of ['train', 'validation', 'test'] as const) {
-    const rows = loadMoviesMulti(split).slice(0, requests[split]);
-    writeFileSync(join(dir, `${split}.jsonl`), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  }
+  const pool = loadMoviesMulti('train');
+  const train = trainRespondents.map((n) => pool.splice(pool.findIndex((r) => r.respondents.length === n), 1)[0]);
+  const splits = { train, validation: loadMoviesMulti('validation').slice(0, evaluate), test: loadMoviesMulti('test').slice(0, evaluate) };
+  for (const [split, rows] of Object.entries(splits)) writeFileSync(join(dir, `${split}.jsonl`), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
   for (const file of ['catalog.jsonl', 'catalog-index.tsv']) copyFileSync(join(MOVIES_MULTI_DIR, file), join(dir, file));
   return dir;
 }

@@ -1,0 +1,60 @@
+// Training and SFT with a progress bar and Ctrl-C handling: shared by `grpo train`, `grpo sft` and `grpo demo`.
+import type { Policy } from '../policy/policy.js';
+import type { TrainerConfig } from '../trainer/config.js';
+import { resume } from '../trainer/resume.js';
+import { sft, type SftExample, type SftOptions } from '../trainer/sft.js';
+import { stopOnSignals } from '../trainer/signals.js';
+import { train, type TrainerEvent, type TrainResult } from '../trainer/train.js';
+import { loadPolicy } from './models.js';
+import type { Reporter } from './progress.js';
+
+const fmt = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(3));
+
+function progressEvents(reporter: Reporter, label: string, steps: number, metric: string) {
+  const phase = reporter.phase(label, steps);
+  let last = '';
+  const onEvent = (e: TrainerEvent) => {
+    if (e.type === 'step') {
+      last = `reward ${fmt(e.record.stats.rewardMean)} | ${e.record.tokens.completion} completion tokens`;
+      phase.update(e.record.step, last);
+    } else if (e.type === 'validation') last = `validation ${metric} ${fmt(e.values[metric])}${e.improved ? ' (best)' : ''}`;
+  };
+  return { onEvent, done: (r: TrainResult) => phase.done(`${r.stopReason} after ${r.steps} steps; best ${metric} ${fmt(r.best ?? undefined)} at step ${r.bestStep}`) };
+}
+
+/** Trains (or resumes) a run with a progress bar; Ctrl-C finishes the step, saves and returns. */
+export async function trainWithProgress(
+  reporter: Reporter, label: string,
+  run: { config: TrainerConfig; policy: Policy; runDir: string } | { resumeDir: string; config: TrainerConfig; steps?: number },
+): Promise<TrainResult> {
+  const stop = { requested: false };
+  const release = stopOnSignals(stop, (m) => reporter.line(m));
+  const steps = ('resumeDir' in run ? run.steps : undefined) ?? run.config.steps;
+  const progress = progressEvents(reporter, label, steps, run.config.validation.metric);
+  try {
+    const result = 'resumeDir' in run
+      ? await resume(run.resumeDir, { loadPolicy, steps: run.steps, onEvent: progress.onEvent, stop })
+      : await train({ ...run, loadPolicy, onEvent: progress.onEvent, stop });
+    progress.done(result);
+    if (result.stopReason === 'interrupted') reporter.line(`Interrupted: checkpoint saved; continue with  grpo train --resume ${result.runDir}`);
+    return result;
+  } finally {
+    release();
+  }
+}
+
+/** SFT with a progress bar; Ctrl-C stops after the current step and still saves. */
+export async function sftWithProgress(
+  reporter: Reporter, label: string, policy: Policy, examples: readonly SftExample[], options: SftOptions, out: string,
+): Promise<void> {
+  const stop = { requested: false };
+  const release = stopOnSignals(stop, (m) => reporter.line(m));
+  const phase = reporter.phase(label, options.steps);
+  let loss = NaN;
+  try {
+    await sft(policy, examples, options, { out, stop, onStep: (r) => phase.update(r.step, `loss ${fmt((loss = r.loss))}`) });
+    phase.done(`final loss ${fmt(loss)}; saved ${out}/policy`);
+  } finally {
+    release();
+  }
+}
