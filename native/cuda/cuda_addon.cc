@@ -22,6 +22,9 @@ Napi::Value cuda_probe(const Napi::CallbackInfo& info) {
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaProbe", Napi::Function::New(env, cuda_probe));
+  grpo::addon::register_logprob(env, exports);
+  grpo::addon::register_advantage(env, exports);
+  grpo::addon::register_sampling(env, exports);
   return exports;
 }
 

@@ -1,0 +1,127 @@
+// The CUDA backend: lazy loading of the separate addon grpo_native_cuda.node and the `device` option of
+// the kernel functions. Loading never throws: without the addon, a driver or a device, loadCuda() says
+// why and the CPU path keeps working. Order: GRPO_NATIVE_CUDA_ADDON (explicit path) → build-cuda/cuda,
+// build-cuda/Release, build/cuda (local builds) → the optional package grpo-native-linux-x64-cuda13.
+import { createRequire } from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { native } from './binding.js';
+import { GrpoError } from './errors.js';
+import type { NativeBinding } from './native-types.js';
+import * as check from './validate.js';
+
+/** Where a kernel runs: `'cpu'`, `'cuda'` (an error when CUDA is unavailable) or `'auto'` (CUDA when available). */
+export type Device = 'cpu' | 'cuda' | 'auto';
+export const DEVICES: readonly Device[] = Object.freeze(['cpu', 'cuda', 'auto']);
+
+/** The kernel methods the CUDA addon implements, with the CPU addon's signatures. */
+export type CudaKernel =
+  | 'logprobForward' | 'logprobBackward' | 'linearLogprobForward' | 'linearLogprobBackward'
+  | 'groupAdvantages' | 'rankAdvantages' | 'scatterItemAdvantages' | 'broadcastAdvantages'
+  | 'sample' | 'samplingProbs';
+
+/** cudaProbe(): error is the cudaError (35 = no or too old driver, 100 = no device), 0 when ok. */
+export interface CudaProbe {
+  ok: boolean;
+  deviceCount: number;
+  error: number;
+  message: string;
+}
+
+export type CudaBinding = Pick<NativeBinding, CudaKernel> & { cudaProbe(): CudaProbe };
+
+export interface CudaLoad {
+  /** The CUDA addon with a usable device, or null. */
+  binding: CudaBinding | null;
+  /** Which file was used and the device found, or why CUDA is unavailable. */
+  reason: string;
+}
+
+const OPTIONAL_PACKAGE = 'grpo-native-linux-x64-cuda13';
+const ADDON_FILE = 'grpo_native_cuda.node';
+
+const require = createRequire(import.meta.url);
+const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+function ownVersion(): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The optional GPU package's addon, when installed with the same version as this package. */
+function packagedAddon(tried: string[]): string | undefined {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return undefined;
+  let manifest: string;
+  try {
+    manifest = require.resolve(`${OPTIONAL_PACKAGE}/package.json`);
+  } catch {
+    tried.push(`${OPTIONAL_PACKAGE}: not installed`);
+    return undefined;
+  }
+  const version = (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version;
+  if (version !== ownVersion()) {
+    tried.push(`${OPTIONAL_PACKAGE}@${version}: version differs from grpo-native@${ownVersion()}`);
+    return undefined;
+  }
+  return join(dirname(manifest), ADDON_FILE);
+}
+
+function candidatePaths(tried: string[]): string[] {
+  const explicit = process.env.GRPO_NATIVE_CUDA_ADDON;
+  if (explicit) return [explicit];
+  const local = ['build-cuda/cuda', 'build-cuda/Release', 'build/cuda'].map((dir) => join(packageRoot, dir, ADDON_FILE));
+  const packaged = packagedAddon(tried);
+  return packaged ? [...local, packaged] : local;
+}
+
+function firstLine(cause: unknown): string {
+  return cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+}
+
+function load(): CudaLoad {
+  const tried: string[] = [];
+  for (const path of candidatePaths(tried)) {
+    if (!existsSync(path)) {
+      tried.push(`${path}: not found`);
+      continue;
+    }
+    let binding: CudaBinding;
+    try {
+      binding = require(path) as CudaBinding;
+    } catch (cause) {
+      tried.push(`${path}: ${firstLine(cause)}`);
+      continue;
+    }
+    const probe = binding.cudaProbe();
+    if (!probe.ok) return { binding: null, reason: `${path}: loaded, but no usable device (${probe.message})` };
+    return { binding, reason: `${path}: ${probe.message}` };
+  }
+  return { binding: null, reason: `no CUDA addon (${tried.join('; ')})` };
+}
+
+let cached: CudaLoad | undefined;
+
+/** Loads the CUDA addon once and probes for a device; never throws. `binding` is null when CUDA cannot run here. */
+export function loadCuda(): CudaLoad {
+  cached ??= load();
+  return cached;
+}
+
+/**
+ * The addon that runs `kernel` for `device` (validated; `fn` names the caller in errors). 'auto' picks CUDA when
+ * loadCuda() found a device, else the CPU; 'cuda' without one is GRPO_CUDA_UNAVAILABLE with the reason.
+ */
+export function kernelBinding(fn: string, device: unknown, kernel: CudaKernel): Pick<NativeBinding, CudaKernel> {
+  const chosen = check.oneOf(`${fn} device`, device ?? 'cpu', DEVICES);
+  if (chosen === 'cpu') return native();
+  const { binding, reason } = loadCuda();
+  const usable = binding && typeof binding[kernel] === 'function';
+  if (usable) return binding;
+  if (chosen === 'auto') return native();
+  if (binding) throw new GrpoError('GRPO_UNSUPPORTED', `${fn} has no CUDA kernel in this build (${reason})`);
+  throw new GrpoError('GRPO_CUDA_UNAVAILABLE', `${fn} was asked to run on device 'cuda', but CUDA is unavailable: ${reason}`);
+}

@@ -1,0 +1,225 @@
+// Group and rank-wise advantage normalisation on the GPU. One thread per group computes the group's
+// mean and std (ddof 1) in double in the CPU's member order (native/kernels/advantage.cc), so group
+// statistics and advantages are bitwise the CPU's; index groups use the same counting-sort order, built
+// on the host. The whole-batch statistics (scale "batch" and the returned stats) come from a one-block
+// tree reduction: deterministic, but summed in another order than the CPU (|Δ| ~ 1e-16 relative in double).
+#include <math_constants.h>
+
+#include <cmath>
+#include <vector>
+
+#include "device.cuh"
+#include "grpo/advantage.h"
+#include "reduce.cuh"
+
+namespace grpo::cuda {
+
+namespace {
+
+enum class Layout { kContiguous, kRankCells, kIndexed };
+
+// Which rewards form group g: contiguous runs, rank cells of [groups, candidates, ranks], or index lists.
+struct GroupView {
+  Layout layout;
+  int64_t count, size;                   // size: members per group (contiguous, rank cells)
+  int64_t candidates, ranks;             // rank cells
+  const int64_t *offsets, *order;        // index groups [count + 1], [n]
+
+  __device__ int64_t members(int64_t g) const { return layout == Layout::kIndexed ? offsets[g + 1] - offsets[g] : size; }
+  __device__ int64_t index(int64_t g, int64_t j) const {
+    if (layout == Layout::kContiguous) return g * size + j;
+    if (layout == Layout::kRankCells) return (g / ranks) * candidates * ranks + j * ranks + g % ranks;
+    return order[offsets[g] + j];
+  }
+};
+
+struct Stat {
+  double mean, std;
+  int64_t valid;
+};
+
+struct Counters {
+  unsigned long long zero_std, cells_equal, cells_zero;
+};
+
+__device__ double reward_value(float r, int32_t nan_policy) {
+  return isnan(r) && nan_policy == GRPO_ADV_NAN_AS_ZERO ? 0.0 : static_cast<double>(r);
+}
+
+__device__ Stat group_stat(const float* rewards, const GroupView& v, int64_t g, int32_t nan_policy) {
+  double sum = 0.0;
+  int64_t valid = 0;
+  for (int64_t j = 0; j < v.members(g); ++j) {
+    const double x = reward_value(rewards[v.index(g, j)], nan_policy);
+    if (!isnan(x)) sum += x, ++valid;
+  }
+  const double mean = valid ? sum / valid : CUDART_NAN;
+  double squares = 0.0;
+  for (int64_t j = 0; j < v.members(g); ++j) {
+    const double x = reward_value(rewards[v.index(g, j)], nan_policy);
+    if (!isnan(x)) squares += (x - mean) * (x - mean);
+  }
+  return {mean, valid >= 2 ? sqrt(squares / (valid - 1)) : CUDART_NAN, valid};
+}
+
+__device__ double advantage(double x, const Stat& group, double scale_std, const grpo_advantage_options& o) {
+  if (isnan(x)) return 0.0;
+  if (group.valid < 2) {
+    if (o.singleton == GRPO_ADV_SINGLETON_ZERO) return 0.0;
+    if (o.singleton == GRPO_ADV_SINGLETON_NAN) return CUDART_NAN;
+    return o.scale == GRPO_ADV_SCALE_NONE ? x : x / (1.0 + o.std_epsilon);
+  }
+  double a = x - group.mean;
+  if (o.scale != GRPO_ADV_SCALE_NONE) a /= scale_std + o.std_epsilon;
+  return isfinite(a) ? a : 0.0;
+}
+
+// Two block reductions over all n rewards (mean, then squared deviations); one block of kBatchThreads.
+constexpr int kBatchThreads = 1024;
+
+__global__ void __launch_bounds__(kBatchThreads) batch_kernel(const float* rewards, int64_t n, int32_t nan_policy,
+                                                               Stat* out) {
+  __shared__ double scratch[kMaxWarps];
+  __shared__ unsigned long long counts[kMaxWarps];
+  double sum = 0.0;
+  unsigned long long valid = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const double x = reward_value(rewards[i], nan_policy);
+    if (!isnan(x)) sum += x, ++valid;
+  }
+  sum = block_reduce(sum, Sum{}, scratch);
+  valid = block_reduce(valid, Sum{}, counts);
+  const double mean = valid ? sum / static_cast<double>(valid) : CUDART_NAN;
+  double squares = 0.0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const double x = reward_value(rewards[i], nan_policy);
+    if (!isnan(x)) squares += (x - mean) * (x - mean);
+  }
+  squares = block_reduce(squares, Sum{}, scratch);
+  if (threadIdx.x == 0)
+    *out = {mean, valid >= 2 ? sqrt(squares / static_cast<double>(valid - 1)) : CUDART_NAN, static_cast<int64_t>(valid)};
+}
+
+__global__ void group_kernel(const float* rewards, GroupView v, grpo_advantage_options o, const Stat* batch, float* out,
+                             Counters* counters) {
+  for (int64_t g = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; g < v.count;
+       g += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const Stat group = group_stat(rewards, v, g, o.nan_rewards);
+    const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch->std : group.std;
+    if (fabs(scale_std) <= 1e-8) atomicAdd(&counters->zero_std, static_cast<unsigned long long>(v.members(g)));
+    double first = CUDART_NAN;
+    bool equal = true, zero = true;
+    for (int64_t j = 0; j < v.members(g); ++j) {
+      const int64_t i = v.index(g, j);
+      const double x = reward_value(rewards[i], o.nan_rewards);
+      out[i] = static_cast<float>(advantage(x, group, scale_std, o));
+      if (isnan(x)) continue;
+      if (isnan(first)) first = x;
+      equal = equal && x == first;
+      zero = zero && x == 0.0;
+    }
+    if (equal) atomicAdd(&counters->cells_equal, 1ull);
+    if (zero) atomicAdd(&counters->cells_zero, 1ull);
+  }
+}
+
+void normalize(const float* rewards, int64_t n, GroupView view, const grpo_advantage_options& o, float* advantages,
+               grpo_advantage_stats* stats) {
+  DeviceBuffer<float> d_rewards(rewards, n), d_out(n);
+  DeviceBuffer<Stat> batch(1);
+  DeviceBuffer<Counters> counters(1);
+  counters.zero();
+  batch_kernel<<<1, kBatchThreads>>>(d_rewards.get(), n, o.nan_rewards, batch.get());
+  group_kernel<<<blocks_for(view.count), kThreads>>>(d_rewards.get(), view, o, batch.get(), d_out.get(), counters.get());
+  check_launch("advantages");
+  d_out.download(advantages);
+  if (!stats) return;
+  Stat b;
+  Counters c;
+  batch.download(&b);
+  counters.download(&c);
+  const double cells = view.count > 0 ? static_cast<double>(view.count) : NAN;
+  *stats = {b.mean, b.std, n > 0 ? static_cast<double>(c.zero_std) / n : NAN, c.cells_equal / cells,
+            c.cells_zero / cells};
+}
+
+// Rows sorted by group (counting sort, the CPU's order): offsets [num_groups + 1], order [n].
+void index_groups(const int32_t* ids, int64_t n, int64_t num_groups, std::vector<int64_t>& offsets,
+                  std::vector<int64_t>& order) {
+  offsets.assign(num_groups + 1, 0);
+  order.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (ids[i] < 0 || ids[i] >= num_groups)
+      fail(GRPO_ERR_INDEX_RANGE, "group_ids[%lld] = %d is outside [0, %lld)", static_cast<long long>(i), ids[i],
+           static_cast<long long>(num_groups));
+    ++offsets[ids[i] + 1];
+  }
+  for (int64_t g = 0; g < num_groups; ++g) offsets[g + 1] += offsets[g];
+  std::vector<int64_t> next(offsets.begin(), offsets.end() - 1);
+  for (int64_t i = 0; i < n; ++i) order[next[ids[i]]++] = i;
+}
+
+void check_options(const grpo_advantage_options* o) {
+  if (!o) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
+  if (o->scale < 0 || o->scale > GRPO_ADV_SCALE_NONE) fail(GRPO_ERR_INVALID_ARGUMENT, "scale %d is unknown", o->scale);
+  if (o->singleton < 0 || o->singleton > GRPO_ADV_SINGLETON_NAN)
+    fail(GRPO_ERR_INVALID_ARGUMENT, "singleton %d is unknown", o->singleton);
+  if (o->nan_rewards < 0 || o->nan_rewards > GRPO_ADV_NAN_AS_ZERO)
+    fail(GRPO_ERR_INVALID_ARGUMENT, "nan_rewards %d is unknown", o->nan_rewards);
+  if (!(o->std_epsilon >= 0.0) || !std::isfinite(o->std_epsilon))
+    fail(GRPO_ERR_VALUE_RANGE, "std_epsilon must be finite and >= 0 (got %g)", o->std_epsilon);
+}
+
+void check_rewards(const float* rewards, int64_t n) {
+  if (n > 0 && !rewards) fail(GRPO_ERR_INVALID_ARGUMENT, "rewards must not be NULL");
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isinf(rewards[i])) fail(GRPO_ERR_NON_FINITE, "rewards[%lld] is infinite", static_cast<long long>(i));
+}
+
+}  // namespace
+
+}  // namespace grpo::cuda
+
+extern "C" grpo_status grpo_group_advantages(const float* rewards, int64_t n, int64_t group_size, const int32_t* group_ids,
+                                             int64_t num_groups, const grpo_advantage_options* options, float* advantages,
+                                             grpo_advantage_stats* stats) {
+  using namespace grpo::cuda;
+  return grpo::guarded([&] {
+    check_options(options);
+    if (n < 0) grpo::fail(GRPO_ERR_SHAPE, "n must be >= 0 (got %lld)", static_cast<long long>(n));
+    check_rewards(rewards, n);
+    if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
+    if (group_ids && num_groups < 1)
+      grpo::fail(GRPO_ERR_SHAPE, "num_groups must be >= 1 (got %lld)", static_cast<long long>(num_groups));
+    if (!group_ids && (group_size < 1 || n % group_size != 0))
+      grpo::fail(GRPO_ERR_SHAPE, "n = %lld is not a multiple of group_size = %lld", static_cast<long long>(n),
+                 static_cast<long long>(group_size));
+    if (!group_ids) {
+      normalize(rewards, n, {Layout::kContiguous, n / group_size, group_size, 0, 0, nullptr, nullptr}, *options,
+                advantages, stats);
+      return;
+    }
+    std::vector<int64_t> offsets, order;
+    index_groups(group_ids, n, num_groups, offsets, order);
+    DeviceBuffer<int64_t> d_offsets(offsets.data(), num_groups + 1), d_order(order.data(), n);
+    normalize(rewards, n, {Layout::kIndexed, num_groups, 0, 0, 0, d_offsets.get(), d_order.get()}, *options, advantages,
+              stats);
+  });
+}
+
+extern "C" grpo_status grpo_rank_advantages(const float* rewards, int64_t groups, int64_t candidates, int64_t ranks,
+                                            const grpo_advantage_options* options, float* advantages,
+                                            grpo_advantage_stats* stats) {
+  using namespace grpo::cuda;
+  return grpo::guarded([&] {
+    check_options(options);
+    if (groups < 0 || candidates < 1 || ranks < 1)
+      grpo::fail(GRPO_ERR_SHAPE, "expected groups >= 0, candidates >= 1, ranks >= 1 (got %lld, %lld, %lld)",
+                 static_cast<long long>(groups), static_cast<long long>(candidates), static_cast<long long>(ranks));
+    const int64_t n = groups * candidates * ranks;
+    check_rewards(rewards, n);
+    if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
+    normalize(rewards, n, {Layout::kRankCells, groups * ranks, candidates, candidates, ranks, nullptr, nullptr}, *options,
+              advantages, stats);
+  });
+}
