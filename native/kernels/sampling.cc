@@ -24,7 +24,8 @@ constexpr int64_t kFloatsPerTask = 1 << 16;
 
 struct Scratch {
   std::vector<float> y, w;               // [vocab] each
-  std::vector<Candidate> candidates;
+  std::vector<float> block_max;          // [ceil(vocab / kMaxBlock)]
+  SearchScratch search;
   std::vector<uint64_t> block_sums;      // [ceil(vocab / kDrawBlock)]
   std::vector<int32_t> history;
 };
@@ -34,6 +35,7 @@ Scratch& scratch_for(int64_t vocab) {
   if (static_cast<int64_t>(scratch.y.size()) < vocab) {
     scratch.y.resize(vocab);
     scratch.w.resize(vocab);
+    scratch.block_max.resize((vocab + kMaxBlock - 1) / kMaxBlock);
     scratch.block_sums.resize((vocab + kDrawBlock - 1) / kDrawBlock);
   }
   return scratch;
@@ -82,10 +84,12 @@ Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams
 void truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratch& s) {
   float threshold = 0.0f;
   WeightSum kept = prep.all;
-  SearchInput in{prep.y, s.w.data(), vocab, Measure::kCount, 0.0, kept.positive, kept.mass, 0.0f};
+  const bool cuts = (p.top_k > 0 && p.top_k < kept.positive) || p.top_p < 1.0f;
+  if (cuts) block_maxima(s.w.data(), vocab, s.block_max.data());  // stays an upper bound after cut_below
+  SearchInput in{prep.y, s.w.data(), s.block_max.data(), vocab, Measure::kCount, 0.0, kept.positive, kept.mass, 0.0f};
   if (p.top_k > 0 && p.top_k < kept.positive) {
     in.target = static_cast<double>(p.top_k);
-    threshold = threshold_search(in, s.candidates);
+    threshold = threshold_search(in, s.search);
     if (p.top_p < 1.0f) kept = cut_below(s.w.data(), vocab, threshold);
   }
   if (p.top_p < 1.0f) {
@@ -95,7 +99,7 @@ void truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scrat
     in.target = static_cast<double>(p.top_p) * kept.mass;
     // mass(w < ε) <= vocab · ε, so F(ε) >= target when ε <= (mass - target) / vocab: a first bracket.
     in.first_pivot = static_cast<float>((kept.mass - in.target) / static_cast<double>(vocab));
-    threshold = threshold_search(in, s.candidates);
+    threshold = threshold_search(in, s.search);
   }
   // The max token has w = 1 exactly, so p_i >= min_p · p_max is w_i >= min_p.
   threshold = std::fmax(threshold, p.min_p);

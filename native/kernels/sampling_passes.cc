@@ -94,6 +94,22 @@ GRPO_CLONES WeightSum cut_below(float* __restrict w, int64_t n, float threshold)
   return sum;
 }
 
+GRPO_CLONES void block_maxima(const float* __restrict w, int64_t n, float* __restrict block_max) {
+  int64_t i = 0, b = 0;
+  for (; i + kMaxBlock <= n; i += kMaxBlock, ++b) {
+    float lane_max[kLanes] = {};
+    for (int64_t g = i; g < i + kMaxBlock; g += kLanes)
+      for (int l = 0; l < kLanes; ++l) lane_max[l] = w[g + l] > lane_max[l] ? w[g + l] : lane_max[l];
+    float max = 0.0f;
+    for (int l = 0; l < kLanes; ++l) max = lane_max[l] > max ? lane_max[l] : max;
+    block_max[b] = max;
+  }
+  if (i < n) {
+    block_max[b] = 0.0f;
+    for (; i < n; ++i) block_max[b] = w[i] > block_max[b] ? w[i] : block_max[b];
+  }
+}
+
 int fixed_point_low_bits(int64_t vocab) {
   int bit_length = 0;
   while (bit_length < 63 && (int64_t{1} << bit_length) <= vocab) ++bit_length;

@@ -30,6 +30,10 @@ TailStats tail_at_least(const float* w, int64_t n, float pivot);
 // w = 0 where w < threshold; returns the Σ w and positive count that remain.
 WeightSum cut_below(float* w, int64_t n, float threshold);
 
+// block_max[b] = max w over [b·kMaxBlock, (b+1)·kMaxBlock): lets searches skip blocks below a threshold.
+constexpr int64_t kMaxBlock = 64;
+void block_maxima(const float* w, int64_t n, float* block_max);
+
 // The draw's fixed-point weights q = floor(w · 2^(24 + low_bits)) (cut tokens already have w = 0):
 // block_sums[b] = Σ q over [b·kDrawBlock, (b+1)·kDrawBlock); returns Σ q.
 constexpr int64_t kDrawBlock = 256;

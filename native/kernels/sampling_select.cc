@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "sampling_passes.h"
-#include "simd.h"
 
 namespace grpo::sampling {
 
@@ -49,19 +49,22 @@ void bisect(const SearchInput& in, Bound& lo, Bound& hi) {
   }
 }
 
-// Appends the tokens with lo <= w < hi; groups of kLanes are tested at once (few of them hit).
-GRPO_CLONES void gather(const SearchInput& in, float lo, float hi, std::vector<Candidate>& out) {
+// Appends the tokens with lo <= w < hi, reading only the blocks whose maximum reaches lo.
+void gather(const SearchInput& in, float lo, float hi, std::vector<Candidate>& out) {
   out.clear();
-  int64_t i = 0;
-  for (; i + simd::kLanes <= in.n; i += simd::kLanes) {
-    int32_t hits = 0;
-    for (int l = 0; l < simd::kLanes; ++l) hits |= (in.w[i + l] >= lo) & (in.w[i + l] < hi);
-    if (!hits) continue;
-    for (int l = 0; l < simd::kLanes; ++l)
-      if (in.w[i + l] >= lo && in.w[i + l] < hi) out.push_back({in.y[i + l], in.w[i + l], static_cast<int32_t>(i + l)});
+  for (int64_t begin = 0, b = 0; begin < in.n; begin += kMaxBlock, ++b) {
+    if (in.block_max[b] < lo) continue;
+    const int64_t end = std::min(in.n, begin + kMaxBlock);
+    for (int64_t i = begin; i < end; ++i)
+      if (in.w[i] >= lo && in.w[i] < hi) out.push_back({in.y[i], in.w[i], static_cast<int32_t>(i)});
   }
-  for (; i < in.n; ++i)
-    if (in.w[i] >= lo && in.w[i] < hi) out.push_back({in.y[i], in.w[i], static_cast<int32_t>(i)});
+}
+
+// The k-th largest block maximum (k <= number of blocks).
+float kth_block_max(const SearchInput& in, int64_t k, std::vector<float>& scratch) {
+  scratch.assign(in.block_max, in.block_max + (in.n + kMaxBlock - 1) / kMaxBlock);
+  std::nth_element(scratch.begin(), scratch.begin() + (k - 1), scratch.end(), std::greater<float>());
+  return scratch[k - 1];
 }
 
 double measure_sum(const Candidate* begin, const Candidate* end, Measure measure) {
@@ -103,14 +106,19 @@ float weight_threshold(const std::vector<Candidate>& window, float cut, float* w
 
 }  // namespace
 
-float threshold_search(const SearchInput& in, std::vector<Candidate>& scratch) {
+float threshold_search(const SearchInput& in, SearchScratch& scratch) {
   Bound lo{1u, TailStats{in.positive, in.mass}};        // the smallest positive float
   Bound hi{float_bits(1.0f) + 1u, TailStats{0, 0.0}};  // above every weight
-  bisect(in, lo, hi);
-  gather(in, bits_float(lo.bits), bits_float(hi.bits), scratch);
-  const float cut = weighted_select(scratch.data(), scratch.data() + scratch.size(), measure_of(hi.stats, in.measure),
+  const int64_t blocks = (in.n + kMaxBlock - 1) / kMaxBlock;
+  if (in.measure == Measure::kCount && in.target * 8 <= blocks)
+    lo.bits = float_bits(kth_block_max(in, static_cast<int64_t>(in.target), scratch.block_order));
+  else
+    bisect(in, lo, hi);
+  std::vector<Candidate>& window = scratch.window;
+  gather(in, bits_float(lo.bits), bits_float(hi.bits), window);
+  const float cut = weighted_select(window.data(), window.data() + window.size(), measure_of(hi.stats, in.measure),
                                     in.target, in.measure);
-  return weight_threshold(scratch, cut, in.w);
+  return weight_threshold(window, cut, in.w);
 }
 
 }  // namespace grpo::sampling

@@ -21,8 +21,9 @@ struct Candidate {
 enum class Measure { kCount, kMass };
 
 struct SearchInput {
-  const float* y;      // [n]
-  float* w;            // [n]
+  const float* y;          // [n]
+  float* w;                // [n]
+  const float* block_max;  // [ceil(n / kMaxBlock)]: upper bounds of w per block (block_maxima)
   int64_t n;
   Measure measure;
   double target;       // > 0 and <= F over the tokens with w > 0
@@ -31,8 +32,16 @@ struct SearchInput {
   float first_pivot;   // a first bisection point in (0, 1]; 0 = none
 };
 
+// Top-k with small k skips the bisection: the k-th largest block maximum m is a lower bound of the
+// k-th largest w (k blocks hold a token >= m), so the window is [m, 1] and only blocks reaching m are read.
+//
 // Returns the weight threshold of the cut: afterwards the kept set is exactly {w >= threshold}
 // (tokens below v* whose weight rounds to the same float as v*'s get w = 0; `scratch` holds the window).
-float threshold_search(const SearchInput& in, std::vector<Candidate>& scratch);
+struct SearchScratch {
+  std::vector<Candidate> window;
+  std::vector<float> block_order;
+};
+
+float threshold_search(const SearchInput& in, SearchScratch& scratch);
 
 }  // namespace grpo::sampling
