@@ -9,6 +9,7 @@
 #include "gemm.h"
 #include "gemm_bf16.h"
 #include "gemm_kernels.h"
+#include "grpo/gemm.h"
 #include "grpo/grpo.h"
 
 namespace {
@@ -122,6 +123,20 @@ void bf16_same_bits_for_any_thread_count() {
   CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
 }
 
+// The C ABI checks shapes, strides and pointers before multiplying.
+void c_abi_checks_arguments() {
+  std::vector<float> A(6, 1.0f), B(12, 1.0f), C(8, 0.0f);  // [2, 3], [3, 4], [2, 4]
+  CHECK(grpo_sgemm(0, 0, 2, 4, 3, 1.0f, A.data(), 3, B.data(), 4, 0.0f, C.data(), 4) == GRPO_OK);
+  CHECK(C[0] == 3.0f && C[7] == 3.0f);
+  CHECK(grpo_sgemm(0, 0, -1, 4, 3, 1.0f, A.data(), 3, B.data(), 4, 0.0f, C.data(), 4) == GRPO_ERR_SHAPE);
+  CHECK(grpo_sgemm(0, 0, 2, 4, 3, 1.0f, A.data(), 2, B.data(), 4, 0.0f, C.data(), 4) == GRPO_ERR_SHAPE);
+  CHECK(grpo_sgemm(1, 0, 2, 4, 3, 1.0f, A.data(), 1, B.data(), 4, 0.0f, C.data(), 4) == GRPO_ERR_SHAPE);
+  CHECK(grpo_sgemm(0, 0, 2, 4, 3, 1.0f, nullptr, 3, B.data(), 4, 0.0f, C.data(), 4) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(std::strstr(grpo_last_error(), "A must not be NULL") != nullptr);
+  CHECK(grpo_sgemm_bf16(0, 1, 2, 4, 3, 1.0f, A.data(), 3, B.data(), 2, 0.0f, C.data(), 4) == GRPO_ERR_SHAPE);
+  CHECK(grpo_sgemm(0, 0, 0, 0, 0, 1.0f, nullptr, 1, nullptr, 1, 0.0f, nullptr, 1) == GRPO_OK);
+}
+
 }  // namespace
 
 int main() {
@@ -132,6 +147,7 @@ int main() {
   }
   for (bool ta : {false, true})
     for (bool tb : {false, true}) same_bits_for_any_thread_count(ta, tb);
+  c_abi_checks_arguments();
   if (grpo::gemm_bf16_native()) {
     for (const Case& c : cases()) bf16_matches_rounded_reference(c);
     bf16_same_bits_for_any_thread_count();
