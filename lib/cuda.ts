@@ -96,6 +96,10 @@ function load(): CudaLoad {
       tried.push(`${path}: ${firstLine(cause)}`);
       continue;
     }
+    if (typeof binding?.cudaProbe !== 'function') {
+      tried.push(`${path}: not a grpo-native CUDA addon (no cudaProbe)`);
+      continue;
+    }
     const probe = binding.cudaProbe();
     if (!probe.ok) return { binding: null, reason: `${path}: loaded, but no usable device (${probe.message})` };
     return { binding, reason: `${path}: ${probe.message}` };

@@ -1,6 +1,6 @@
 // Advantages: group-normalised outcome rewards (TRL / verl / OpenRLHF), rank-wise advantages
 // (Rank-GRPO, ReMaRk) and their placement on tokens. Native kernels: native/kernels/advantage*.cc.
-import { native } from '../binding.js';
+import { kernelBinding, type CudaBinding, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
@@ -22,6 +22,8 @@ export interface NormalizeOptions {
   singletonGroup?: 'zero' | 'raw' | 'nan';
   /** NaN rewards: `"exclude"` from the statistics with A = 0 (TRL HEAD), or `"asZero"` (TRL ≤ 0.21, Rank-GRPO). @defaultValue "exclude" */
   nanRewards?: 'exclude' | 'asZero';
+  /** Where to run: 'cpu', 'cuda' (GRPO_CUDA_UNAVAILABLE without a usable GPU) or 'auto' (CUDA when available). @defaultValue 'cpu' */
+  device?: Device;
 }
 
 /** Options of {@link groupAdvantages}. */
@@ -84,7 +86,7 @@ export const ADVANTAGE_DEFAULTS = Object.freeze({
   multiObjective: 'sumThenNormalize',
 } as const);
 
-const NORMALIZE_KEYS = ['scale', 'stdEpsilon', 'singletonGroup', 'nanRewards'] as const;
+const NORMALIZE_KEYS = ['scale', 'stdEpsilon', 'singletonGroup', 'nanRewards', 'device'] as const;
 const GROUP_KEYS = [...NORMALIZE_KEYS, 'groupSize', 'groupIds', 'objectives', 'rewardWeights', 'multiObjective'] as const;
 const RANK_KEYS = [...NORMALIZE_KEYS, 'candidates', 'ranks'] as const;
 const SCALES = ['group', 'batch', 'none'] as const;
@@ -134,11 +136,13 @@ function grouping(fn: string, rows: number, o: GroupAdvantageOptions): Grouping 
   return { groupSize: 1, groupIds: ids, numGroups };
 }
 
-function callGroups(async: boolean, rewards: Float32Array, g: Grouping, packed: Float64Array) {
+type GroupBackend = Pick<CudaBinding, 'groupAdvantages'>;
+
+function callGroups(async: boolean, rewards: Float32Array, g: Grouping, packed: Float64Array, backend: GroupBackend) {
   const advantages = new Float32Array(rewards.length); // [B]
   const stats = new Float64Array(5);
   return runNative(async,
-    (a) => native().groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, packed, advantages, stats, a),
+    (a) => backend.groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, packed, advantages, stats, a),
     (): AdvantageResult<AdvantageStats> => ({
       advantages,
       stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2] },
@@ -180,18 +184,19 @@ function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions 
   }
   const packed = packNormalize(fn, o);
   const g = grouping(fn, r.length / objectives, o);
-  if (objectives === 1) return callGroups(async, r, g, packed);
+  const backend = kernelBinding(fn, o.device, 'groupAdvantages');
+  if (objectives === 1) return callGroups(async, r, g, packed, backend);
   const weights = weightsOf(fn, o, objectives);
   const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
   const mode = check.oneOf(`${fn} multiObjective`, o.multiObjective ?? ADVANTAGE_DEFAULTS.multiObjective,
     ['sumThenNormalize', 'normalizeThenSum'] as const);
-  if (mode === 'sumThenNormalize') return callGroups(async, weightedNanSum(columns, weights, true), g, packed);
+  if (mode === 'sumThenNormalize') return callGroups(async, weightedNanSum(columns, weights, true), g, packed, backend);
   // GDPO: per-function group z-scores (scale "group" always), then one batch-wide normalisation.
   const perFunction = Float64Array.from(packed);
   perFunction[0] = SCALES.indexOf('group');
-  const z = columns.map((c) => (callGroups(false, c, g, perFunction) as AdvantageResult<AdvantageStats>).advantages);
+  const z = columns.map((c) => (callGroups(false, c, g, perFunction, backend) as AdvantageResult<AdvantageStats>).advantages);
   const summed = weightedNanSum(z, weights, false);
-  return callGroups(async, summed, { groupSize: summed.length || 1, groupIds: null, numGroups: 1 }, perFunction);
+  return callGroups(async, summed, { groupSize: summed.length || 1, groupIds: null, numGroups: 1 }, perFunction, backend);
 }
 
 /**
@@ -224,8 +229,9 @@ function rank(async: boolean, rewards: unknown, options: RankAdvantageOptions) {
   const packed = packNormalize(fn, options);
   const advantages = new Float32Array(r.length); // [G, S, K]
   const stats = new Float64Array(5);
+  const backend = kernelBinding(fn, options.device, 'rankAdvantages');
   return runNative(async,
-    (a) => native().rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, packed, advantages, stats, a),
+    (a) => backend.rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, packed, advantages, stats, a),
     (): AdvantageResult<RankAdvantageStats> => ({
       advantages,
       stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2], fracCellsEqual: stats[3], fracCellsZero: stats[4] },

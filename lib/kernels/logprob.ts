@@ -1,6 +1,6 @@
 // Log-prob scoring: log-softmax(logits / temperature) gathered at targets, entropy, backward,
 // and the fused LM-head form that never materialises [tokens × vocab] logits.
-import { native } from '../binding.js';
+import { kernelBinding, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
@@ -13,6 +13,8 @@ export interface LogprobOptions {
   entropy?: boolean;
   /** Target value meaning "no token": logp = entropy = 0 and zero gradient. @defaultValue -100 */
   ignoreIndex?: number;
+  /** Where to run: 'cpu', 'cuda' (GRPO_CUDA_UNAVAILABLE without a usable GPU) or 'auto' (CUDA when available). @defaultValue 'cpu' */
+  device?: Device;
 }
 
 /** Options of {@link linearLogprobs}. */
@@ -61,7 +63,7 @@ export interface LinearLogprobGradients {
 }
 
 const DEFAULTS = Object.freeze({ temperature: 1, entropy: false, ignoreIndex: -100, chunkSize: 256, chunkVocab: 4096 });
-const PLAIN_KEYS = ['temperature', 'entropy', 'ignoreIndex'] as const;
+const PLAIN_KEYS = ['temperature', 'entropy', 'ignoreIndex', 'device'] as const;
 const BACKWARD_KEYS = [...PLAIN_KEYS, 'gradEntropy', 'out'] as const;
 const LINEAR_KEYS = [...PLAIN_KEYS, 'bias', 'chunkSize', 'chunkVocab'] as const;
 const LINEAR_BACKWARD_KEYS = [...LINEAR_KEYS, 'gradEntropy', 'accumulate', 'gradHidden', 'gradWeight', 'gradBias'] as const;
@@ -125,8 +127,9 @@ function forward(async: boolean, logits: unknown, targets: unknown, options?: Lo
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
+  const backend = kernelBinding('logprobs', options?.device, 'logprobForward');
   return runNative(async,
-    (a) => native().logprobForward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, logp, entropy, a),
+    (a) => backend.logprobForward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, logp, entropy, a),
     (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
 }
 
@@ -153,8 +156,9 @@ function backward(async: boolean, logits: unknown, targets: unknown, gradLogp: u
   if (gEntropy) check.length('logprobsBackward gradEntropy', gEntropy, rows, `[T] = [${rows}]`);
   const out = options?.out === undefined ? new Float32Array(c.logits.length) : check.float32Array('logprobsBackward out', options.out);
   check.length('logprobsBackward out', out, c.logits.length, `[T, V] = [${rows}, ${c.vocab}]`);
+  const backend = kernelBinding('logprobsBackward', options?.device, 'logprobBackward');
   return runNative(async,
-    (a) => native().logprobBackward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, g, gEntropy, out, a),
+    (a) => backend.logprobBackward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, g, gEntropy, out, a),
     () => out);
 }
 
@@ -218,8 +222,9 @@ function linearForward(async: boolean, hidden: unknown, weight: unknown, targets
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
+  const backend = kernelBinding('linearLogprobs', options?.device, 'linearLogprobForward');
   return runNative(async,
-    (a) => native().linearLogprobForward(c.hidden, c.weight, c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex,
+    (a) => backend.linearLogprobForward(c.hidden, c.weight, c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex,
       c.chunkSize, c.chunkVocab, logp, entropy, null, a),
     (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
 }
@@ -265,8 +270,9 @@ function linearBackward(async: boolean, hidden: unknown, weight: unknown, target
     gradWeight: gradBuffer(fn, 'gradWeight', o.gradWeight, c.weight.length, `[V, H] = [${c.vocab}, ${c.hiddenSize}]`),
   };
   if (c.bias) grads.gradBias = gradBuffer(fn, 'gradBias', o.gradBias, c.vocab, `[V] = [${c.vocab}]`);
+  const backend = kernelBinding(fn, o.device, 'linearLogprobBackward');
   return runNative(async,
-    (a) => native().linearLogprobBackward(c.hidden, c.weight, c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex,
+    (a) => backend.linearLogprobBackward(c.hidden, c.weight, c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex,
       c.chunkSize, c.chunkVocab, g, gEntropy, grads.gradHidden, grads.gradWeight, grads.gradBias ?? null, accumulate, a),
     () => grads);
 }
