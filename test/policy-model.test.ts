@@ -85,6 +85,18 @@ describe('training', () => {
     expect(greedy.map((g) => Array.from(g.tokens))).toEqual(batch.completions.map((c) => Array.from(c)));
   });
 
+  it('bf16 dense matmuls stay close to float32 and still train', async () => {
+    const f32 = BuiltinPolicy.create(tiny, { seed: 2 });
+    const bf16 = BuiltinPolicy.create(tiny, { seed: 2, bf16Matmuls: true });
+    const batch = { prompts, completions: [randomInts(6, 37, 10), randomInts(3, 37, 11), randomInts(8, 37, 12)] };
+    const [a, b] = [await f32.score(batch), await bf16.score(batch)];
+    a.logp.forEach((lp, i) => expectClose(b.logp[i], lp, { atol: 2e-2, rtol: 2e-2 }));
+    const first = (await bf16.step(batch, sftLoss())).loss;
+    let last = first;
+    for (let i = 0; i < 20; i++) last = (await bf16.step(batch, sftLoss())).loss;
+    expect(last).toBeLessThan(first * 0.8);
+  });
+
   it('training is bitwise identical for 1 and 2 threads; the frozen clone keeps the old weights', async () => {
     const run = async (threads: number) => {
       setThreads(threads);

@@ -42,6 +42,11 @@ export interface BuiltinOptions {
   seed?: number;
   tokenizer?: Tokenizer;
   optimizer?: OptimizerOptions;
+  /**
+   * Multiply the dense layers (q/k/v/o projections, MLP) in bfloat16 with float32 sums where the CPU has
+   * AVX512_BF16 (about twice as fast; attention and the LM head stay float32). @defaultValue false
+   */
+  bf16Matmuls?: boolean;
 }
 
 export const OPTIMIZER_DEFAULTS = Object.freeze({
@@ -49,7 +54,7 @@ export const OPTIMIZER_DEFAULTS = Object.freeze({
   minLearningRate: 0,
 });
 
-const BUILTIN_KEYS = ['seed', 'tokenizer', 'optimizer'] as const;
+const BUILTIN_KEYS = ['seed', 'tokenizer', 'optimizer', 'bf16Matmuls'] as const;
 
 /** Learning rate of optimizer step `step` (1-based) under the schedule. */
 export function scheduledLearningRate(o: Required<OptimizerOptions>, step: number): number {
@@ -84,14 +89,16 @@ export class BuiltinPolicy implements Policy {
     if (options.tokenizer && options.tokenizer.vocabSize > config.vocabSize) {
       throw new GrpoError('GRPO_SHAPE_MISMATCH', `The tokenizer has ${options.tokenizer.vocabSize} tokens but config.vocabSize is ${config.vocabSize}`);
     }
+    const bf16 = check.boolean('BuiltinPolicy.create bf16Matmuls', options.bf16Matmuls ?? false);
     const handle = wrapNative(() => native().modelCreate(configToNative(config), seed));
+    if (bf16) native().modelSetBf16Matmuls(handle, true);
     return new BuiltinPolicy(config, handle, options.tokenizer, options.optimizer ?? {}, false);
   }
 
   /** Loads a Hugging Face-style folder (config.json, safetensors weights, tokenizer and optimizer state when present). */
   static async load(dir: string, options: Omit<BuiltinOptions, 'seed'> = {}): Promise<BuiltinPolicy> {
     const loaded = await loadCheckpoint(dir);
-    const policy = BuiltinPolicy.create(loaded.config, { tokenizer: options.tokenizer ?? loaded.tokenizer, optimizer: options.optimizer });
+    const policy = BuiltinPolicy.create(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer });
     policy.setTensors(loaded.tensors);
     if (loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
     return policy;

@@ -23,6 +23,7 @@ declare module '../native-types.js' {
     ): Done;
     modelLogits(model: ModelHandle, tokens: I32, offsets: F64, logits: F32, async: boolean): Done;
     modelBackward(model: ModelHandle, gradLogp: F32, gradEntropy: F32 | null, async: boolean): Done;
+    modelSetBf16Matmuls(model: ModelHandle, enabled: boolean): void;
     modelZeroGrad(model: ModelHandle): void;
     modelAdamw(
       model: ModelHandle, lr: number, beta1: number, beta2: number, eps: number, weightDecay: number,

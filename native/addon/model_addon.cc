@@ -146,6 +146,11 @@ Napi::Value backward(const Napi::CallbackInfo& info) {
                   [=] { return grpo_model_backward(model, grad_logp.data, grad_entropy.data); }, {info[0], info[1], info[2]});
 }
 
+Napi::Value set_bf16(const Napi::CallbackInfo& info) {
+  check(info.Env(), grpo_model_set_bf16_matmuls(model_arg(info), bool_arg(info, 1, "enabled") ? 1 : 0));
+  return info.Env().Undefined();
+}
+
 Napi::Value zero_grad(const Napi::CallbackInfo& info) {
   check(info.Env(), grpo_model_zero_grad(model_arg(info)));
   return info.Env().Undefined();
@@ -262,6 +267,7 @@ void register_model(Napi::Env env, Napi::Object exports) {
   exports.Set("modelScore", Napi::Function::New(env, score));
   exports.Set("modelLogits", Napi::Function::New(env, logits));
   exports.Set("modelBackward", Napi::Function::New(env, backward));
+  exports.Set("modelSetBf16Matmuls", Napi::Function::New(env, set_bf16));
   exports.Set("modelZeroGrad", Napi::Function::New(env, zero_grad));
   exports.Set("modelAdamw", Napi::Function::New(env, adamw));
   exports.Set("modelGetOptimizer", Napi::Function::New(env, get_optimizer));

@@ -31,7 +31,7 @@ void logits_of(Model& m, const std::vector<float>& hidden, const std::vector<int
   const int64_t H = m.config.hidden, V = m.config.vocab, n = static_cast<int64_t>(pick.size());
   std::vector<float> picked(static_cast<size_t>(n * H)), rows(static_cast<size_t>(n * V));
   for (int64_t i = 0; i < n; ++i) std::copy_n(hidden.data() + pick[i] * H, H, picked.data() + i * H);
-  linear_forward(picked.data(), m.p.lm_head, nullptr, n, H, V, rows.data());
+  linear_forward(picked.data(), m.p.lm_head, nullptr, n, H, V, rows.data(), false);
   for (int64_t i = 0; i < n; ++i) std::copy_n(rows.data() + i * V, V, logits.data() + active[i] * V);
 }
 

@@ -53,16 +53,16 @@ void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w
   const int64_t T = tl.T, H = c.hidden;
   std::copy(x, x + T * H, a.x_in.begin());
   rmsnorm_forward(x, w.attn_norm, T, H, c.eps, a.xn1.data(), a.rms1.data());
-  linear_forward(a.xn1.data(), w.wq, w.bq, T, H, c.q_dim(), a.q.data());
-  linear_forward(a.xn1.data(), w.wk, w.bk, T, H, c.kv_dim(), a.k.data());
-  linear_forward(a.xn1.data(), w.wv, w.bv, T, H, c.kv_dim(), a.v.data());
+  linear_forward(a.xn1.data(), w.wq, w.bq, T, H, c.q_dim(), a.q.data(), c.bf16_matmuls);
+  linear_forward(a.xn1.data(), w.wk, w.bk, T, H, c.kv_dim(), a.k.data(), c.bf16_matmuls);
+  linear_forward(a.xn1.data(), w.wv, w.bv, T, H, c.kv_dim(), a.v.data(), c.bf16_matmuls);
   rope_apply(rope, a.q.data(), tl.positions.data(), T, c.heads, false);
   rope_apply(rope, a.k.data(), tl.positions.data(), T, c.kv_heads, false);
   attention_forward(attn_shape(c), a.q.data(), segments(c, tl, a, cache, layer), a.attn.data(), a.lse.data());
-  linear_forward(a.attn.data(), w.wo, nullptr, T, c.q_dim(), H, a.x_mid.data());
+  linear_forward(a.attn.data(), w.wo, nullptr, T, c.q_dim(), H, a.x_mid.data(), c.bf16_matmuls);
   add_into(a.x_mid.data(), x, T * H);
   rmsnorm_forward(a.x_mid.data(), w.mlp_norm, T, H, c.eps, a.xn2.data(), a.rms2.data());
-  mlp_forward({w.w_gate, w.w_up, w.w_down}, a.xn2.data(), T, H, c.intermediate, a.gate.data(), a.up.data(), a.act.data(),
+  mlp_forward({w.w_gate, w.w_up, w.w_down, c.bf16_matmuls}, a.xn2.data(), T, H, c.intermediate, a.gate.data(), a.up.data(), a.act.data(),
               x_out);
   add_into(x_out, a.x_mid.data(), T * H);
 }
@@ -72,13 +72,13 @@ void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& 
   const int64_t T = tl.T, H = c.hidden, I = c.intermediate, kv = c.kv_dim();
   // MLP branch: d_mid = dx + norm-backward(mlp-backward(dx))
   std::vector<float> d_norm(static_cast<size_t>(T * H), 0.0f), d_gate(static_cast<size_t>(T * I)), d_up(d_gate.size());
-  mlp_backward({w.w_gate, w.w_up, w.w_down}, a.xn2.data(), a.gate.data(), a.up.data(), a.act.data(), dx.data(), T, H, I,
+  mlp_backward({w.w_gate, w.w_up, w.w_down, c.bf16_matmuls}, a.xn2.data(), a.gate.data(), a.up.data(), a.act.data(), dx.data(), T, H, I,
                d_norm.data(), {g.w_gate, g.w_up, g.w_down}, d_gate.data(), d_up.data());
   rmsnorm_backward(a.x_mid.data(), w.mlp_norm, a.rms2.data(), d_norm.data(), T, H, dx.data(), g.mlp_norm);
   // Attention branch
   std::vector<float> d_attn(static_cast<size_t>(T * c.q_dim()), 0.0f), dq(d_attn.size());
   std::vector<float> dk(static_cast<size_t>(T * kv), 0.0f), dv(dk.size(), 0.0f);
-  linear_backward(a.attn.data(), w.wo, dx.data(), T, c.q_dim(), H, d_attn.data(), g.wo, nullptr);
+  linear_backward(a.attn.data(), w.wo, dx.data(), T, c.q_dim(), H, d_attn.data(), g.wo, nullptr, c.bf16_matmuls);
   std::vector<Segment> segs = segments(c, tl, a, nullptr, 0);
   for (Segment& s : segs) {
     s.dk = dk.data() + s.t0 * kv;
@@ -88,9 +88,9 @@ void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& 
   rope_apply(rope, dq.data(), tl.positions.data(), T, c.heads, true);
   rope_apply(rope, dk.data(), tl.positions.data(), T, c.kv_heads, true);
   std::fill(d_norm.begin(), d_norm.end(), 0.0f);
-  linear_backward(a.xn1.data(), w.wq, dq.data(), T, H, c.q_dim(), d_norm.data(), g.wq, g.bq);
-  linear_backward(a.xn1.data(), w.wk, dk.data(), T, H, kv, d_norm.data(), g.wk, g.bk);
-  linear_backward(a.xn1.data(), w.wv, dv.data(), T, H, kv, d_norm.data(), g.wv, g.bv);
+  linear_backward(a.xn1.data(), w.wq, dq.data(), T, H, c.q_dim(), d_norm.data(), g.wq, g.bq, c.bf16_matmuls);
+  linear_backward(a.xn1.data(), w.wk, dk.data(), T, H, kv, d_norm.data(), g.wk, g.bk, c.bf16_matmuls);
+  linear_backward(a.xn1.data(), w.wv, dv.data(), T, H, kv, d_norm.data(), g.wv, g.bv, c.bf16_matmuls);
   rmsnorm_backward(a.x_in.data(), w.attn_norm, a.rms1.data(), d_norm.data(), T, H, dx.data(), g.attn_norm);
 }
 

@@ -1,12 +1,13 @@
 #include "linear.h"
 
 #include "gemm.h"
+#include "gemm_bf16.h"
 #include "thread_pool.h"
 
 namespace grpo::model {
 
-void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y) {
-  gemm(false, true, T, out, in, 1.0f, x, in, W, in, 0.0f, y, out);
+void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y, bool bf16) {
+  (bf16 ? gemm_bf16 : gemm)(false, true, T, out, in, 1.0f, x, in, W, in, 0.0f, y, out);
   if (!b) return;
   parallel_for(T, 64, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)
@@ -15,10 +16,11 @@ void linear_forward(const float* x, const float* W, const float* b, int64_t T, i
 }
 
 void linear_backward(const float* x, const float* W, const float* dy, int64_t T, int64_t in, int64_t out, float* dx,
-                     float* dW, float* db) {
+                     float* dW, float* db, bool bf16) {
   if (T == 0) return;
-  if (dx) gemm(false, false, T, in, out, 1.0f, dy, out, W, in, 1.0f, dx, in);
-  gemm(true, false, out, in, T, 1.0f, dy, out, x, in, 1.0f, dW, in);
+  const auto product = bf16 ? gemm_bf16 : gemm;
+  if (dx) product(false, false, T, in, out, 1.0f, dy, out, W, in, 1.0f, dx, in);
+  product(true, false, out, in, T, 1.0f, dy, out, x, in, 1.0f, dW, in);
   if (!db) return;
   parallel_for(out, 256, [&](int64_t begin, int64_t end) {
     for (int64_t t = 0; t < T; ++t)

@@ -1,4 +1,5 @@
 // Dense layer y = x·Wᵀ (+ b) with W [out, in] as stored by Hugging Face, and its backward.
+// bf16: products of bfloat16-rounded inputs with float32 sums (gemm_bf16), else float32 gemm.
 #pragma once
 
 #include <cstdint>
@@ -6,10 +7,11 @@
 namespace grpo::model {
 
 // y [T, out] = x [T, in] · Wᵀ + b (b may be null)
-void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y);
+void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y,
+                    bool bf16);
 
 // dx [T, in] += dy · W (skipped when dx is null);  dW [out, in] += dyᵀ · x;  db [out] += Σ_t dy (when db is set)
 void linear_backward(const float* x, const float* W, const float* dy, int64_t T, int64_t in, int64_t out, float* dx,
-                     float* dW, float* db);
+                     float* dW, float* db, bool bf16);
 
 }  // namespace grpo::model

@@ -16,12 +16,12 @@ float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
 
 void mlp_forward(const MlpWeights& w, const float* x, int64_t T, int64_t H, int64_t I, float* gate, float* up, float* act,
                  float* out) {
-  linear_forward(x, w.gate, nullptr, T, H, I, gate);
-  linear_forward(x, w.up, nullptr, T, H, I, up);
+  linear_forward(x, w.gate, nullptr, T, H, I, gate, w.bf16);
+  linear_forward(x, w.up, nullptr, T, H, I, up, w.bf16);
   parallel_for(T * I, 4096, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) act[i] = gate[i] * sigmoid(gate[i]) * up[i];
   });
-  linear_forward(act, w.down, nullptr, T, I, H, out);
+  linear_forward(act, w.down, nullptr, T, I, H, out, w.bf16);
 }
 
 void mlp_backward(const MlpWeights& w, const float* x, const float* gate, const float* up, const float* act,
@@ -29,7 +29,7 @@ void mlp_backward(const MlpWeights& w, const float* x, const float* gate, const 
                   float* d_up) {
   // d_gate temporarily holds d(act) = dout · W_down
   std::fill(d_gate, d_gate + T * I, 0.0f);
-  linear_backward(act, w.down, dout, T, I, H, d_gate, g.down, nullptr);
+  linear_backward(act, w.down, dout, T, I, H, d_gate, g.down, nullptr, w.bf16);
   parallel_for(T * I, 4096, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const float s = sigmoid(gate[i]), silu = gate[i] * s, da = d_gate[i];
@@ -37,8 +37,8 @@ void mlp_backward(const MlpWeights& w, const float* x, const float* gate, const 
       d_gate[i] = da * up[i] * (s + silu * (1.0f - s));
     }
   });
-  linear_backward(x, w.gate, d_gate, T, H, I, dx, g.gate, nullptr);
-  linear_backward(x, w.up, d_up, T, H, I, dx, g.up, nullptr);
+  linear_backward(x, w.gate, d_gate, T, H, I, dx, g.gate, nullptr, w.bf16);
+  linear_backward(x, w.up, d_up, T, H, I, dx, g.up, nullptr, w.bf16);
 }
 
 }  // namespace grpo::model

@@ -7,6 +7,7 @@ namespace grpo::model {
 
 struct MlpWeights {
   const float *gate, *up, *down;  // [I, H], [I, H], [H, I]
+  bool bf16;
 };
 
 struct MlpGrads {

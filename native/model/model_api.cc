@@ -93,6 +93,13 @@ grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const flo
   });
 }
 
+grpo_status grpo_model_set_bf16_matmuls(grpo_model* model, int32_t enabled) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    model->impl.config.bf16_matmuls = enabled != 0;
+  });
+}
+
 grpo_status grpo_model_score(grpo_model* model, const int32_t* tokens, const int64_t* seq_offsets, int64_t nseq,
                              const int32_t* targets, const grpo_score_options* options, int32_t train, float* logp,
                              float* entropy) {
@@ -117,7 +124,7 @@ grpo_status grpo_model_logits(grpo_model* model, const int32_t* tokens, const in
     const auto tl = grpo::model::pack_sequences(m.config, tokens, seq_offsets, nseq);
     std::vector<float> hidden;
     grpo::model::forward_hidden(m, tokens, tl, nullptr, nullptr, hidden);
-    grpo::model::linear_forward(hidden.data(), m.p.lm_head, nullptr, tl.T, m.config.hidden, m.config.vocab, logits);
+    grpo::model::linear_forward(hidden.data(), m.p.lm_head, nullptr, tl.T, m.config.hidden, m.config.vocab, logits, false);
   });
 }
 

@@ -42,6 +42,10 @@ grpo_status grpo_model_tensor_info(const grpo_model* model, int64_t index, const
 grpo_status grpo_model_get_tensor(const grpo_model* model, const char* name, float* out, int64_t numel);
 grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const float* values, int64_t numel);
 
+/* Dense layers (q/k/v/o, MLP) multiply bfloat16-rounded inputs with float32 sums where the CPU has
+ * AVX512_BF16 (about twice as fast); attention and the LM head stay float32. Off by default. */
+grpo_status grpo_model_set_bf16_matmuls(grpo_model* model, int32_t enabled);
+
 typedef struct grpo_score_options {
   float temperature;    /* > 0 */
   int32_t ignore_index; /* target meaning "no score here" */
