@@ -80,30 +80,34 @@ Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams
   return prep;
 }
 
-// Top-k, then top-p on what remains, then min-p; afterwards w = 0 outside the kept set.
-void truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratch& s) {
-  float threshold = 0.0f;
-  WeightSum kept = prep.all;
-  const bool cuts = (p.top_k > 0 && p.top_k < kept.positive) || p.top_p < 1.0f;
-  if (cuts) block_maxima(s.w.data(), vocab, s.block_max.data());  // stays an upper bound after cut_below
-  SearchInput in{prep.y, s.w.data(), s.block_max.data(), vocab, Measure::kCount, 0.0, kept.positive, kept.mass, 0.0f};
-  if (p.top_k > 0 && p.top_k < kept.positive) {
+// Top-k, then top-p on what remains, then min-p: the kept set is {w >= returned threshold}.
+float truncate_row(int64_t vocab, const RowParams& p, const Prepared& prep, Scratch& s) {
+  const bool top_k = p.top_k > 0 && p.top_k < prep.all.positive, top_p = p.top_p < 1.0f;
+  if (!top_k && !top_p) return p.min_p;  // the max token has w = 1 exactly: p_i >= min_p · p_max is w_i >= min_p
+  block_maxima(s.w.data(), vocab, s.block_max.data());
+  SearchInput in{prep.y, s.w.data(), s.block_max.data(), vocab, Measure::kCount, 0.0, prep.all.positive,
+                 prep.all.mass, 0.0f, 0.0f};
+  Cut cut{0.0f, prep.all.positive, prep.all.mass};
+  if (top_k) {
     in.target = static_cast<double>(p.top_k);
-    threshold = threshold_search(in, s.search);
-    if (p.top_p < 1.0f) kept = cut_below(s.w.data(), vocab, threshold);
+    cut = threshold_search(in, s.search);
   }
-  if (p.top_p < 1.0f) {
+  if (top_p) {
     in.measure = Measure::kMass;
-    in.positive = kept.positive;
-    in.mass = kept.mass;
-    in.target = static_cast<double>(p.top_p) * kept.mass;
+    in.positive = cut.kept;
+    in.mass = cut.mass;
+    in.floor = cut.threshold;  // the passes and the window never reach below the top-k cut
+    in.target = static_cast<double>(p.top_p) * cut.mass;
     // mass(w < ε) <= vocab · ε, so F(ε) >= target when ε <= (mass - target) / vocab: a first bracket.
-    in.first_pivot = static_cast<float>((kept.mass - in.target) / static_cast<double>(vocab));
-    threshold = threshold_search(in, s.search);
+    in.first_pivot = static_cast<float>((cut.mass - in.target) / static_cast<double>(vocab));
+    cut = threshold_search(in, s.search);
   }
-  // The max token has w = 1 exactly, so p_i >= min_p · p_max is w_i >= min_p.
-  threshold = std::fmax(threshold, p.min_p);
-  if (threshold > 0.0f) cut_below(s.w.data(), vocab, threshold);
+  return std::fmax(cut.threshold, p.min_p);
+}
+
+// The block maxima when truncate_row computed them (upper bounds of w), else NULL.
+const float* bounds_if_cut(const RowParams& p, const Prepared& prep, const Scratch& s) {
+  return (p.top_k > 0 && p.top_k < prep.all.positive) || p.top_p < 1.0f ? s.block_max.data() : nullptr;
 }
 
 struct Draw {
@@ -112,16 +116,16 @@ struct Draw {
 };
 
 // Inverse CDF in token-id order over q = fixed_point(w): block sums first, then the one block.
-Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, Scratch& s) {
+Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, float threshold, const float* block_max, Scratch& s) {
   const int low_bits = fixed_point_low_bits(vocab);
-  const uint64_t total = draw_block_sums(s.w.data(), vocab, low_bits, s.block_sums.data());
+  const uint64_t total = draw_block_sums(s.w.data(), block_max, vocab, threshold, low_bits, s.block_sums.data());
   const uint64_t u = philox::draw_u64(p.seed, static_cast<uint64_t>(row), p.step);
   uint64_t target = static_cast<uint64_t>((static_cast<unsigned __int128>(u) * total) >> 64);
   int64_t begin = 0;
   for (int64_t b = 0; target >= s.block_sums[b]; ++b, begin += kDrawBlock) target -= s.block_sums[b];
   int64_t token = begin;
   for (;; ++token) {
-    const uint64_t q = fixed_point(s.w[token], low_bits);
+    const uint64_t q = s.w[token] >= threshold ? fixed_point(s.w[token], low_bits) : 0;
     if (target < q) break;
     target -= q;
   }
@@ -144,8 +148,8 @@ void sample_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, 
     if (logp_raw) *logp_raw = 0.0f;
     return;
   }
-  truncate_row(vocab, p, prep, s);
-  const Draw draw = draw_row(vocab, row, p, s);
+  const float threshold = truncate_row(vocab, p, prep, s);
+  const Draw draw = draw_row(vocab, row, p, threshold, bounds_if_cut(p, prep, s), s);
   *token = draw.token;
   const double log_w = static_cast<double>((prep.y[draw.token] - prep.max) * prep.inv_temperature);
   if (logp) *logp = static_cast<float>(log_w - std::log(draw.kept_mass));
@@ -160,10 +164,12 @@ void probs_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, f
     probs[greedy_token(prep.y, prep.max)] = 1.0f;
     return;
   }
-  truncate_row(vocab, p, prep, s);
+  const float threshold = truncate_row(vocab, p, prep, s);
   const int low_bits = fixed_point_low_bits(vocab);
-  const double total = static_cast<double>(draw_block_sums(s.w.data(), vocab, low_bits, s.block_sums.data()));
-  for (int64_t i = 0; i < vocab; ++i) probs[i] = static_cast<float>(static_cast<double>(fixed_point(s.w[i], low_bits)) / total);
+  const double total = static_cast<double>(
+      draw_block_sums(s.w.data(), bounds_if_cut(p, prep, s), vocab, threshold, low_bits, s.block_sums.data()));
+  for (int64_t i = 0; i < vocab; ++i)
+    probs[i] = s.w[i] >= threshold ? static_cast<float>(static_cast<double>(fixed_point(s.w[i], low_bits)) / total) : 0.0f;
 }
 
 int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }

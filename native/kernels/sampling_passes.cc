@@ -1,5 +1,6 @@
 #include "sampling_passes.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "simd.h"
@@ -52,10 +53,12 @@ GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float ma
   return sum;
 }
 
-GRPO_CLONES TailStats tail_at_least(const float* __restrict w, int64_t n, float pivot) {
+GRPO_CLONES TailStats tail_at_least(const float* __restrict w, const float* __restrict block_max, int64_t n, float pivot) {
+  static_assert(kChunk == 4 * kMaxBlock, "a chunk spans four block maxima");
   TailStats stats{0, 0.0};
   int64_t i = 0;
-  for (; i + kChunk <= n; i += kChunk) {
+  for (const float* bound = block_max; i + kChunk <= n; i += kChunk, bound += 4) {
+    if (std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) < pivot) continue;
     float mass[kLanes] = {};
     int32_t count[kLanes] = {};
     for (int64_t g = i; g < i + kChunk; g += kLanes)
@@ -69,29 +72,6 @@ GRPO_CLONES TailStats tail_at_least(const float* __restrict w, int64_t n, float 
   for (; i < n; ++i)
     if (w[i] >= pivot) stats.mass += w[i], ++stats.count;
   return stats;
-}
-
-GRPO_CLONES WeightSum cut_below(float* __restrict w, int64_t n, float threshold) {
-  WeightSum sum{0.0, 0};
-  int64_t i = 0;
-  for (; i + kChunk <= n; i += kChunk) {
-    float mass[kLanes] = {};
-    int32_t positive[kLanes] = {};
-    for (int64_t g = i; g < i + kChunk; g += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        const bool in = w[g + l] >= threshold;
-        w[g + l] = in ? w[g + l] : 0.0f;
-        mass[l] += w[g + l];
-        positive[l] += in;
-      }
-    for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
-  }
-  for (; i < n; ++i) {
-    w[i] = w[i] >= threshold ? w[i] : 0.0f;
-    sum.mass += w[i];
-    sum.positive += w[i] > 0.0f;
-  }
-  return sum;
 }
 
 GRPO_CLONES void block_maxima(const float* __restrict w, int64_t n, float* __restrict block_max) {
@@ -139,16 +119,26 @@ uint64_t fixed_point(float w, int low_bits) {
   return (static_cast<uint64_t>(parts.high) << low_bits) + static_cast<uint64_t>(parts.low);
 }
 
-GRPO_CLONES uint64_t draw_block_sums(const float* __restrict w, int64_t n, int low_bits, uint64_t* __restrict block_sums) {
-  static_assert(kDrawBlock == 16 * kLanes, "16 tokens per int32 lane keep the sums below 2^30");
+GRPO_CLONES uint64_t draw_block_sums(const float* __restrict w, const float* __restrict block_max, int64_t n,
+                                     float threshold, int low_bits, uint64_t* __restrict block_sums) {
+  static_assert(kDrawBlock == 16 * kLanes && kDrawBlock == 4 * kMaxBlock, "16 tokens per int32 lane, 4 maxima per block");
   const float low_scale = static_cast<float>(int64_t{1} << low_bits);
   uint64_t total = 0;
   int64_t i = 0, b = 0;
   for (; i + kDrawBlock <= n; i += kDrawBlock, ++b) {
+    const float* bound = block_max ? block_max + 4 * b : nullptr;
+    if (bound && std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) < threshold) {
+      block_sums[b] = 0;
+      continue;
+    }
+    float cut[kDrawBlock];  // the select and the conversions vectorise as two loops, not as one
+    if (threshold > 0.0f)
+      for (int64_t t = 0; t < kDrawBlock; ++t) cut[t] = w[i + t] >= threshold ? w[i + t] : 0.0f;
+    const float* kept = threshold > 0.0f ? cut : w + i;
     int32_t high[kLanes] = {}, low[kLanes] = {};
-    for (int64_t g = i; g < i + kDrawBlock; g += kLanes)
+    for (int64_t g = 0; g < kDrawBlock; g += kLanes)
       for (int l = 0; l < kLanes; ++l) {
-        const float scaled = w[g + l] * 16777216.0f;  // fixed_parts by hand: GCC vectorises this form
+        const float scaled = kept[g + l] * 16777216.0f;  // fixed_parts by hand: GCC vectorises this form
         const int32_t h = static_cast<int32_t>(scaled);
         high[l] += h;
         low[l] += static_cast<int32_t>((scaled - static_cast<float>(h)) * low_scale);
@@ -161,7 +151,7 @@ GRPO_CLONES uint64_t draw_block_sums(const float* __restrict w, int64_t n, int l
   if (i < n) {
     block_sums[b] = 0;
     for (; i < n; ++i)
-      block_sums[b] += fixed_point(w[i], low_bits);
+      if (w[i] >= threshold) block_sums[b] += fixed_point(w[i], low_bits);
     total += block_sums[b];
   }
   return total;

@@ -20,25 +20,24 @@ struct WeightSum {
 // w = exp((y - max) · inv_temperature); masked and underflowing tokens get exactly 0.
 WeightSum exp_weights(const float* y, int64_t n, float max, float inv_temperature, float* w);
 
+// block_max[b] = max w over [b·kMaxBlock, (b+1)·kMaxBlock): lets searches skip blocks below a threshold.
+constexpr int64_t kMaxBlock = 64;
+void block_maxima(const float* w, int64_t n, float* block_max);
+
 struct TailStats {
   int64_t count;  // tokens with w >= pivot
   double mass;    // their Σ w
 };
 
-TailStats tail_at_least(const float* w, int64_t n, float pivot);
+// block_max [ceil(n / kMaxBlock)] (upper bounds, see block_maxima) lets it skip chunks below the pivot.
+TailStats tail_at_least(const float* w, const float* block_max, int64_t n, float pivot);
 
-// w = 0 where w < threshold; returns the Σ w and positive count that remain.
-WeightSum cut_below(float* w, int64_t n, float threshold);
-
-// block_max[b] = max w over [b·kMaxBlock, (b+1)·kMaxBlock): lets searches skip blocks below a threshold.
-constexpr int64_t kMaxBlock = 64;
-void block_maxima(const float* w, int64_t n, float* block_max);
-
-// The draw's fixed-point weights q = floor(w · 2^(24 + low_bits)) (cut tokens already have w = 0):
-// block_sums[b] = Σ q over [b·kDrawBlock, (b+1)·kDrawBlock); returns Σ q.
+// The draw's fixed-point weights q = floor(w · 2^(24 + low_bits)) where w >= threshold, else 0:
+// block_sums[b] = Σ q over [b·kDrawBlock, (b+1)·kDrawBlock); returns Σ q. block_max may be NULL.
 constexpr int64_t kDrawBlock = 256;
 int fixed_point_low_bits(int64_t vocab);
 uint64_t fixed_point(float w, int low_bits);  // q of one token
-uint64_t draw_block_sums(const float* w, int64_t n, int low_bits, uint64_t* block_sums);
+uint64_t draw_block_sums(const float* w, const float* block_max, int64_t n, float threshold, int low_bits,
+                         uint64_t* block_sums);
 
 }  // namespace grpo::sampling

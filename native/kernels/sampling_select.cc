@@ -44,7 +44,7 @@ void bisect(const SearchInput& in, Bound& lo, Bound& hi) {
     const bool use_hint = hint > lo.bits && hint < hi.bits;
     const uint32_t mid = use_hint ? hint : lo.bits + (hi.bits - lo.bits) / 2;
     hint = 0;
-    const TailStats stats = tail_at_least(in.w, in.n, bits_float(mid));
+    const TailStats stats = tail_at_least(in.w, in.block_max, in.n, bits_float(mid));
     (measure_of(stats, in.measure) >= in.target ? lo : hi) = Bound{mid, stats};
   }
 }
@@ -95,19 +95,22 @@ float weighted_select(Candidate* begin, Candidate* end, double base, double targ
 }
 
 // w of the tokens at y = cut; those below it with the same w (a rounding merge of exp) are dropped.
-float weight_threshold(const std::vector<Candidate>& window, float cut, float* w) {
-  float threshold = 0.0f;
+// `above` holds the count and mass of the tokens above the window.
+Cut weight_cut(const std::vector<Candidate>& window, float cut, TailStats above, float* w) {
+  Cut result{0.0f, above.count, above.mass};
   for (const Candidate& c : window)
-    if (c.y == cut) threshold = c.w;
-  for (const Candidate& c : window)
-    if (c.y < cut && c.w >= threshold) w[c.index] = 0.0f;
-  return threshold;
+    if (c.y == cut) result.threshold = c.w;
+  for (const Candidate& c : window) {
+    if (c.y >= cut) result.kept += 1, result.mass += c.w;
+    else if (c.w >= result.threshold) w[c.index] = 0.0f;
+  }
+  return result;
 }
 
 }  // namespace
 
-float threshold_search(const SearchInput& in, SearchScratch& scratch) {
-  Bound lo{1u, TailStats{in.positive, in.mass}};        // the smallest positive float
+Cut threshold_search(const SearchInput& in, SearchScratch& scratch) {
+  Bound lo{std::max(1u, float_bits(in.floor)), TailStats{in.positive, in.mass}};  // >= the smallest positive float
   Bound hi{float_bits(1.0f) + 1u, TailStats{0, 0.0}};  // above every weight
   const int64_t blocks = (in.n + kMaxBlock - 1) / kMaxBlock;
   if (in.measure == Measure::kCount && in.target * 8 <= blocks)
@@ -118,7 +121,7 @@ float threshold_search(const SearchInput& in, SearchScratch& scratch) {
   gather(in, bits_float(lo.bits), bits_float(hi.bits), window);
   const float cut = weighted_select(window.data(), window.data() + window.size(), measure_of(hi.stats, in.measure),
                                     in.target, in.measure);
-  return weight_threshold(window, cut, in.w);
+  return weight_cut(window, cut, hi.stats, in.w);
 }
 
 }  // namespace grpo::sampling

@@ -30,18 +30,25 @@ struct SearchInput {
   int64_t positive;    // tokens with w > 0
   double mass;         // their Σ w
   float first_pivot;   // a first bisection point in (0, 1]; 0 = none
+  float floor;         // every token with w > 0 has w >= floor (e.g. the top-k threshold); 0 = none
 };
 
 // Top-k with small k skips the bisection: the k-th largest block maximum m is a lower bound of the
 // k-th largest w (k blocks hold a token >= m), so the window is [m, 1] and only blocks reaching m are read.
 //
-// Returns the weight threshold of the cut: afterwards the kept set is exactly {w >= threshold}
-// (tokens below v* whose weight rounds to the same float as v*'s get w = 0; `scratch` holds the window).
+// The cut as a weight threshold: afterwards the kept set is exactly {w >= threshold} (tokens below v*
+// whose weight rounds to the same float as v*'s get w = 0), with its count and mass.
 struct SearchScratch {
   std::vector<Candidate> window;
   std::vector<float> block_order;
 };
 
-float threshold_search(const SearchInput& in, SearchScratch& scratch);
+struct Cut {
+  float threshold;
+  int64_t kept;
+  double mass;
+};
+
+Cut threshold_search(const SearchInput& in, SearchScratch& scratch);
 
 }  // namespace grpo::sampling
