@@ -1,8 +1,9 @@
 // AVX2 + FMA micro-kernel: a 6 × 16 tile of C in 12 ymm accumulators (full tiles only;
 // the driver runs edge tiles through a scratch tile). Nothing here comes from the std library.
-#include <immintrin.h>
-
 #include "gemm_kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
 
 namespace grpo::gemm_detail {
 
@@ -43,3 +44,11 @@ __attribute__((target("avx2,fma"))) void tile(int64_t kc, const float* a, const 
 TileKernel avx2_kernel() { return {"avx2", kMR, kNR, false, &tile, &pack_transposed_generic, nullptr}; }
 
 }  // namespace grpo::gemm_detail
+
+#else  // no x86 SIMD: the plain kernel stands in, and grpo_cpu_path() never selects this path
+
+namespace grpo::gemm_detail {
+TileKernel avx2_kernel() { return generic_kernel(); }
+}  // namespace grpo::gemm_detail
+
+#endif

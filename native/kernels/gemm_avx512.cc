@@ -1,8 +1,10 @@
 // AVX-512 micro-kernel: a 14 × 32 tile of C in 28 zmm accumulators. Each k step loads two
 // vectors of the packed B row and broadcasts 14 packed A values (broadcast-FMA).
 // Only this file's functions carry the AVX-512 target; nothing here comes from the std library.
-#include "gemm_avx512_inl.h"
 #include "gemm_kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "gemm_avx512_inl.h"
 
 // GCC 12 reports the _mm512_undefined_ps() pass-through inside unpack/shuffle intrinsics.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -80,3 +82,11 @@ void run(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, floa
 TileKernel avx512_kernel() { return {"avx512", kMR, kNR, true, &run, &pack_transposed, nullptr}; }
 
 }  // namespace grpo::gemm_detail
+
+#else  // no x86 SIMD: the plain kernel stands in, and grpo_cpu_path() never selects this path
+
+namespace grpo::gemm_detail {
+TileKernel avx512_kernel() { return generic_kernel(); }
+}  // namespace grpo::gemm_detail
+
+#endif

@@ -2,8 +2,10 @@
 // k-pair: panels hold 32-bit words of two bfloat16 values (k, k+1), and vdpbf16ps adds both
 // products into the float32 accumulators (twice the FMA rate of float32 on this CPU class).
 // Only this file's functions carry the BF16 target; nothing here comes from the std library.
-#include "gemm_avx512_inl.h"
 #include "gemm_kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "gemm_avx512_inl.h"
 
 #define GRPO_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx512bf16")))
 
@@ -64,3 +66,11 @@ TileKernel avx512_bf16_kernel() {
 }
 
 }  // namespace grpo::gemm_detail
+
+#else  // no x86 SIMD: the plain kernel stands in, and grpo_cpu_path() never selects this path
+
+namespace grpo::gemm_detail {
+TileKernel avx512_bf16_kernel() { return generic_kernel(); }
+}  // namespace grpo::gemm_detail
+
+#endif
