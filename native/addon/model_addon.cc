@@ -167,25 +167,31 @@ Napi::Value adamw(const Napi::CallbackInfo& info) {
                   {info[0], info[7]});
 }
 
+struct Moments {
+  grpo_model* model;
+  View<float> m, v;  // [num_parameters] each
+};
+
+// (model, m, v, ...)
+Moments moments_args(const Napi::CallbackInfo& info) {
+  Moments a{model_arg(info), view_arg<float>(info, 1, "m"), view_arg<float>(info, 2, "v")};
+  expect_length(info.Env(), a.m, grpo_model_num_parameters(a.model), "m");
+  expect_length(info.Env(), a.v, grpo_model_num_parameters(a.model), "v");
+  return a;
+}
+
 // (model, m, v) → step
 Napi::Value get_optimizer(const Napi::CallbackInfo& info) {
-  grpo_model* model = model_arg(info);
-  auto m = view_arg<float>(info, 1, "m");
-  auto v = view_arg<float>(info, 2, "v");
-  expect_length(info.Env(), m, grpo_model_num_parameters(model), "m");
-  expect_length(info.Env(), v, grpo_model_num_parameters(model), "v");
+  const Moments a = moments_args(info);
   int64_t step = 0;
-  check(info.Env(), grpo_model_get_optimizer(model, m.data, v.data, &step));
+  check(info.Env(), grpo_model_get_optimizer(a.model, a.m.data, a.v.data, &step));
   return Napi::Number::New(info.Env(), static_cast<double>(step));
 }
 
+// (model, m, v, step)
 Napi::Value set_optimizer(const Napi::CallbackInfo& info) {
-  grpo_model* model = model_arg(info);
-  auto m = view_arg<float>(info, 1, "m");
-  auto v = view_arg<float>(info, 2, "v");
-  expect_length(info.Env(), m, grpo_model_num_parameters(model), "m");
-  expect_length(info.Env(), v, grpo_model_num_parameters(model), "v");
-  check(info.Env(), grpo_model_set_optimizer(model, m.data, v.data, int_arg(info, 3, "step")));
+  const Moments a = moments_args(info);
+  check(info.Env(), grpo_model_set_optimizer(a.model, a.m.data, a.v.data, int_arg(info, 3, "step")));
   return info.Env().Undefined();
 }
 
