@@ -45,6 +45,10 @@ double row_weight(const LossProblem& p, double n);
 // Forward and backward of one row: writes grad_logp[row, :], adds to `partial`.
 void loss_row(const LossProblem& p, int64_t row, RowScratch& scratch, float* grad_logp, LossPartial& partial);
 
+// The vectorised row for token-level clip (loss_fast.cc); scratch holds cols floats.
+bool fast_row_applies(const LossProblem& p);
+void fast_loss_row(const LossProblem& p, int64_t row, float* scratch, float* grad_logp, LossPartial& partial);
+
 void policy_loss(LossProblem& p, float* grad_logp, grpo_loss_stats* stats);
 
 }  // namespace grpo

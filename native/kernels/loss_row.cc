@@ -29,7 +29,7 @@ float log_ratio_at(const LossProblem& p, int64_t index) {
 bool inputs_finite(const LossProblem& p, int64_t row, int64_t index) {
   bool ok = std::isfinite(p.logp[index]) && std::isfinite(advantage_at(p, row, index));
   if (p.old_logp) ok = ok && std::isfinite(p.old_logp[index]);
-  if (p.ref_logp && p.options.kl.beta != 0.0) ok = ok && std::isfinite(p.ref_logp[index]);
+  if (p.ref_logp) ok = ok && std::isfinite(p.ref_logp[index]);
   if (p.entropy) ok = ok && std::isfinite(p.entropy[index]);
   return ok;
 }
@@ -94,7 +94,7 @@ void token_terms(const LossProblem& p, int64_t row, double weight, const RowSums
     const Ratio r = ratio_of(per_token_ratio(o.is_level) ? d : static_cast<float>(s.log_ratio[bin]), o.surrogate.log_ratio_clamp);
     const loss::Term term = loss::surrogate(r.value, a, logp, a >= 0.0f ? phi_pos : phi_neg, o.surrogate);
     const bool keep = !p.entropy || p.entropy[index] >= p.keep_threshold;
-    const loss::Kl kl = beta != 0.0f ? loss::kl_term(logp, p.ref_logp[index], o.kl) : loss::Kl{0.0f, 0.0f};
+    const loss::Kl kl = p.ref_logp ? loss::kl_term(logp, p.ref_logp[index], o.kl) : loss::Kl{0.0f, 0.0f};
     const float bias = o.kl.bias_correction ? r.value : 1.0f;
     const float policy = keep ? term.value : 0.0f;
     const float d_ratio = (keep ? term.d_ratio : 0.0f) + (o.kl.bias_correction ? beta * kl.value : 0.0f);

@@ -10,9 +10,23 @@
 namespace grpo::loss {
 
 // e^x for any float x, vectorisable: e^-|x| from the shared kernel, inverted for x > 0.
+// e^x for any float x, branch-free so that GCC vectorises the loops that call it: the range
+// reduction and polynomial of simd::exp_nonpositive (about 2 ulp), with x clamped to [-87, 87]
+// (e^x saturates at 1.6e-38 and 6.1e37 instead of reaching 0 / +Infinity).
 GRPO_INLINE float exp_any(float x) {
-  const float e = simd::exp_nonpositive(x > 0.0f ? -x : x);
-  return x > 0.0f ? 1.0f / e : e;
+  const float low = x < -87.0f ? -87.0f : x;
+  const float c = low > 87.0f ? 87.0f : low;
+  const float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = c - n * 0.693145751953125f;
+  r = r - n * 1.428606765330187e-06f;
+  float p = 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  return p * simd::bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
 }
 
 // One token's policy term: value, d/d(ratio) (routed through the IS level), d/d(logp) directly
