@@ -62,7 +62,7 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
         stats: {
           rewardMean: mean, rewardStd: std, accuracy: meanStd(r.accuracy).mean, format: meanStd(r.format).mean,
           informativeGroups: signal.informative, informativePredicted: signal.predicted, zeroRewardGroups: 1 - signal.informative,
-          unparsableAnswers: r.unparsable,
+          unparsableAnswers: r.unparsable, problemsPerStep: prompts.truths.length * n,
         },
       };
     },
