@@ -29,7 +29,11 @@ export interface CudaProbe {
   message: string;
 }
 
-export type CudaBinding = Pick<NativeBinding, CudaKernel> & { cudaProbe(): CudaProbe };
+export type CudaBinding = Pick<NativeBinding, CudaKernel> & {
+  cudaProbe(): CudaProbe;
+  /** GPU milliseconds of the last kernel call's kernels (input and output copies excluded). */
+  cudaLastKernelMs(): number;
+};
 
 export interface CudaLoad {
   /** The CUDA addon with a usable device, or null. */

@@ -69,6 +69,8 @@ export {
   type TokenAdvantageResult,
 } from './kernels/token-advantages.js';
 export * from './eval/index.js';
+export { sample, sampleSync, samplingProbs, samplingProbsSync, type SampleResult } from './kernels/sampling.js';
+export { SAMPLING_DEFAULTS, type SamplingOptions, type TokenLists, type TokenMask } from './kernels/sampling-params.js';
 export {
   policyLoss,
   policyLossSync,
@@ -93,6 +95,6 @@ export {
 export { presets, type Preset } from './kernels/presets.js';
 export { policyLossReference, klReference, type LossReferenceInput } from './reference/loss.js';
 export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference } from './reference/advantage.js';
-export { sample, sampleSync, samplingProbs, samplingProbsSync, type SampleResult } from './kernels/sampling.js';
-export { SAMPLING_DEFAULTS, type SamplingOptions, type TokenLists, type TokenMask } from './kernels/sampling-params.js';
 export * from './policy/index.js';
+export { loadCuda, DEVICES, type Device, type CudaLoad, type CudaProbe, type CudaBinding } from './cuda.js';
+export type { SampleCallOptions } from './kernels/sampling.js';

@@ -129,9 +129,11 @@ void normalize(const float* rewards, int64_t n, GroupView view, const grpo_advan
   DeviceBuffer<Stat> batch(1);
   DeviceBuffer<Counters> counters(1);
   counters.zero();
+  KernelTimer timer;
   batch_kernel<<<1, kBatchThreads>>>(d_rewards.get(), n, o.nan_rewards, batch.get());
   group_kernel<<<blocks_for(view.count), kThreads>>>(d_rewards.get(), view, o, batch.get(), d_out.get(), counters.get());
   check_launch("advantages");
+  timer.stop();
   d_out.download(advantages);
   if (!stats) return;
   Stat b;

@@ -1,5 +1,6 @@
 // The CUDA N-API module: the CPU addon's glue files (logprob, advantage, sampling), here linked against
-// the CUDA implementations of their C ABI, plus cudaProbe() for the loader (lib/cuda.ts).
+// the CUDA implementations of their C ABI, plus cudaProbe() for the loader (lib/cuda.ts) and
+// cudaLastKernelMs() for the benchmarks.
 #include "grpo_cuda.h"
 #include "napi_util.h"
 #include "registry.h"
@@ -20,8 +21,14 @@ Napi::Value cuda_probe(const Napi::CallbackInfo& info) {
   return result;
 }
 
+// () -> GPU milliseconds of the last kernel call's kernels (copies excluded).
+Napi::Value cuda_last_kernel_ms(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), grpo_cuda_last_kernel_ms());
+}
+
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaProbe", Napi::Function::New(env, cuda_probe));
+  exports.Set("cudaLastKernelMs", Napi::Function::New(env, cuda_last_kernel_ms));
   grpo::addon::register_logprob(env, exports);
   grpo::addon::register_advantage(env, exports);
   grpo::addon::register_sampling(env, exports);

@@ -1,6 +1,7 @@
 #include "device.cuh"
 #include "grpo_cuda.h"
 
+#include <atomic>
 #include <cstdio>
 #include <limits>
 
@@ -34,7 +35,32 @@ int64_t RowFlag::first() const {
   return value == std::numeric_limits<unsigned long long>::max() ? -1 : static_cast<int64_t>(value);
 }
 
+namespace {
+std::atomic<double> last_kernel_ms{0.0};
+}
+
+KernelTimer::KernelTimer() {
+  check(cudaEventCreate(&start_), "cudaEventCreate");
+  check(cudaEventCreate(&stop_), "cudaEventCreate");
+  check(cudaEventRecord(start_), "cudaEventRecord");
+}
+
+KernelTimer::~KernelTimer() {
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+
+void KernelTimer::stop() {
+  check(cudaEventRecord(stop_), "cudaEventRecord");
+  check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+  float ms = 0.0f;
+  check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+  last_kernel_ms = ms;
+}
+
 }  // namespace grpo::cuda
+
+extern "C" double grpo_cuda_last_kernel_ms(void) { return grpo::cuda::last_kernel_ms; }
 
 extern "C" int grpo_cuda_probe(int* device_count, char* message, int message_size) {
   int count = 0;

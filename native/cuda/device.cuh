@@ -64,4 +64,18 @@ class RowFlag {
   DeviceBuffer<unsigned long long> flag_;
 };
 
+// Times the GPU work queued between construction and stop() with CUDA events (copies before and after
+// excluded); stop() waits for it and publishes the milliseconds for grpo_cuda_last_kernel_ms().
+class KernelTimer {
+ public:
+  KernelTimer();
+  ~KernelTimer();
+  KernelTimer(const KernelTimer&) = delete;
+  KernelTimer& operator=(const KernelTimer&) = delete;
+  void stop();
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
 }  // namespace grpo::cuda

@@ -16,6 +16,10 @@ extern "C" {
  * cudaError (35 = driver missing or too old, 100 = no device) with the reason in message. */
 int grpo_cuda_probe(int* device_count, char* message, int message_size);
 
+/* GPU milliseconds of the kernels of the last completed CUDA kernel call in this process (input and output
+ * copies excluded); for benchmarks. */
+double grpo_cuda_last_kernel_ms(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 // place and multiplies it out into grad_hidden and grad_weight. Workspace: one tile, at most
 // kTileRows × chunk_vocab floats. Chunked rather than epilogue-fused: the tile makes one trip through HBM/L2.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "device.cuh"
@@ -216,6 +217,7 @@ extern "C" grpo_status grpo_linear_logprob_forward(const float* hidden, const fl
     const RowState st = ws.rows();
     RowFlag bad, empty;
     std::vector<float> row_max(s.chunk_rows), log_sum(s.chunk_rows);
+    KernelTimer timer;  // includes the small per-chunk downloads of the row results
     for (int64_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
       const int64_t n = std::min(s.chunk_rows, rows - r0);
       row_chunk_stats(p, r0, n, ws.tile.get(), st, bad, empty);
@@ -228,6 +230,7 @@ extern "C" grpo_status grpo_linear_logprob_forward(const float* hidden, const fl
       download_column(st, &RowState::sum, n, log_sum.data());
       for (int64_t r = 0; r < n; ++r) lse[r0 + r] = row_max[r] + log_sum[r];
     }
+    timer.stop();
   });
 }
 
@@ -249,15 +252,15 @@ extern "C" grpo_status grpo_linear_logprob_backward(const float* hidden, const f
     check_finite(grad_entropy, grad_entropy ? rows : 0, "grad_entropy");
     Workspace ws(hidden, weight, bias, targets, s);
     // The gradients start as the caller's buffers (accumulate) or zeros.
-    DeviceBuffer<float> g_hidden(accumulate ? grad_hidden : nullptr, rows * hidden_size);
-    DeviceBuffer<float> g_weight(accumulate ? grad_weight : nullptr, vocab * hidden_size);
-    DeviceBuffer<float> g_bias(accumulate ? grad_bias : nullptr, grad_bias ? vocab : 0);
+    DeviceBuffer<float> g_hidden(rows * hidden_size), g_weight(vocab * hidden_size), g_bias(grad_bias ? vocab : 0);
+    for (auto [buffer, host] : {std::pair{&g_hidden, grad_hidden}, {&g_weight, grad_weight}, {&g_bias, grad_bias}})
+      accumulate ? buffer->upload(host) : buffer->zero();
     DeviceBuffer<float> d_grad_logp(grad_logp, rows), d_grad_entropy(grad_entropy, rows);
-    if (!accumulate) g_hidden.zero(), g_weight.zero(), g_bias.zero();
     const Problem p = ws.problem(s, *options);
     const RowState st = ws.rows();
     RowFlag bad, empty;
     float* tile = ws.tile.get();
+    KernelTimer timer;
     for (int64_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
       const int64_t n = std::min(s.chunk_rows, rows - r0);
       row_chunk_stats(p, r0, n, tile, st, bad, empty);
@@ -277,6 +280,7 @@ extern "C" grpo_status grpo_linear_logprob_backward(const float* hidden, const f
       }
       check_launch("linear logprob backward");
     }
+    timer.stop();
     g_hidden.download(grad_hidden);
     g_weight.download(grad_weight);
     g_bias.download(grad_bias);

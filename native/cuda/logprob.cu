@@ -107,10 +107,12 @@ extern "C" grpo_status grpo_logprob_forward(const float* logits, const int32_t* 
     DeviceBuffer<float> d_logits(logits, rows * vocab), d_logp(rows), d_entropy(entropy ? rows : 0);
     DeviceBuffer<int32_t> d_targets(targets, rows);
     Flags flags;
+    KernelTimer timer;
     forward_kernel<<<row_blocks(rows), kRowThreads>>>(d_logits.get(), d_targets.get(), rows, vocab,
                                                       1.0f / options->temperature, options->ignore_index, d_logp.get(),
                                                       d_entropy.get(), flags.device());
     check_launch("logprob forward");
+    timer.stop();
     flags.raise();
     d_logp.download(logp);
     d_entropy.download(entropy);
@@ -135,10 +137,12 @@ extern "C" grpo_status grpo_logprob_backward(const float* logits, const int32_t*
     DeviceBuffer<float> d_out(grad_logits == logits ? 0 : rows * vocab);
     float* out = grad_logits == logits ? d_logits.get() : d_out.get();
     Flags flags;
+    KernelTimer timer;
     backward_kernel<<<row_blocks(rows), kRowThreads>>>(d_logits.get(), d_targets.get(), rows, vocab,
                                                        1.0f / options->temperature, options->ignore_index,
                                                        d_grad_logp.get(), d_grad_entropy.get(), out, flags.device());
     check_launch("logprob backward");
+    timer.stop();
     flags.raise();
     check(cudaMemcpy(grad_logits, out, sizeof(float) * rows * vocab, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
   });

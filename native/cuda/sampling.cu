@@ -210,8 +210,10 @@ void run(const float* logits, int64_t rows, int64_t vocab, const grpo_sampling_p
   const Args args{d_logits.get(), rows, vocab, d_rows.get(), d_allow.get(), d_history.get(), params.seed, params.step,
                   fixed_point_low_bits(vocab), y.get(), w.get(), d_tokens.get(), d_logp.get(), d_logp_raw.get(),
                   d_probs.get(), flags.get()};
+  KernelTimer timer;
   sample_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(args);
   check_launch("sample");
+  timer.stop();
   flags.raise();
   d_tokens.download(tokens);
   d_logp.download(logp);
