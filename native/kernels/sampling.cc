@@ -47,6 +47,7 @@ struct Prepared {
   float max;
   float inv_temperature;  // 0 for greedy rows
   WeightSum all;
+  bool block_sums_done = false;  // exp_weights filled scratch.block_sums (nothing is cut)
 };
 
 [[noreturn]] void fail_row(grpo_status status, int64_t row, const char* what) {
@@ -67,7 +68,7 @@ float masked_row(const float* x, int64_t vocab, int64_t row, const RowParams& p,
 
 Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, Scratch& s) {
   bool bad = false;
-  Prepared prep{x, simd::max_checked(x, vocab, &bad), 0.0f, {1.0, 1}};
+  Prepared prep{x, simd::max_checked(x, vocab, &bad), 0.0f, {1.0, 1, 0}};
   if (bad) fail_row(GRPO_ERR_NON_FINITE, row, "contains NaN or +Infinity");
   if (p.allow || (p.history_length > 0 && p.penalties.active())) {
     prep.max = masked_row(x, vocab, row, p, s);
@@ -76,7 +77,11 @@ Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams
   if (prep.max == -INFINITY) fail_row(GRPO_ERR_VALUE_RANGE, row, "has no allowed token with a finite logit");
   if (p.temperature == 0.0f) return prep;
   prep.inv_temperature = std::fmin(1.0f / p.temperature, std::numeric_limits<float>::max());
-  prep.all = exp_weights(prep.y, vocab, prep.max, prep.inv_temperature, s.w.data());
+  // Nothing will be cut: the draw's block sums come with the exp pass.
+  const bool uncut = p.top_k == 0 && p.top_p == 1.0f && p.min_p == 0.0f;
+  prep.all = exp_weights(prep.y, vocab, prep.max, prep.inv_temperature, s.w.data(), fixed_point_low_bits(vocab),
+                         uncut ? s.block_sums.data() : nullptr);
+  prep.block_sums_done = uncut;
   return prep;
 }
 
@@ -116,9 +121,11 @@ struct Draw {
 };
 
 // Inverse CDF in token-id order over q = fixed_point(w): block sums first, then the one block.
-Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, float threshold, const float* block_max, Scratch& s) {
+Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, const Prepared& prep, float threshold, Scratch& s) {
   const int low_bits = fixed_point_low_bits(vocab);
-  const uint64_t total = draw_block_sums(s.w.data(), block_max, vocab, threshold, low_bits, s.block_sums.data());
+  const uint64_t total = prep.block_sums_done ? prep.all.fixed
+                                              : draw_block_sums(s.w.data(), bounds_if_cut(p, prep, s), vocab, threshold,
+                                                                low_bits, s.block_sums.data());
   const uint64_t u = philox::draw_u64(p.seed, static_cast<uint64_t>(row), p.step);
   uint64_t target = static_cast<uint64_t>((static_cast<unsigned __int128>(u) * total) >> 64);
   int64_t begin = 0;
@@ -149,7 +156,7 @@ void sample_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, 
     return;
   }
   const float threshold = truncate_row(vocab, p, prep, s);
-  const Draw draw = draw_row(vocab, row, p, threshold, bounds_if_cut(p, prep, s), s);
+  const Draw draw = draw_row(vocab, row, p, prep, threshold, s);
   *token = draw.token;
   const double log_w = static_cast<double>((prep.y[draw.token] - prep.max) * prep.inv_temperature);
   if (logp) *logp = static_cast<float>(log_w - std::log(draw.kept_mass));

@@ -28,11 +28,30 @@ GRPO_CLONES void masked_copy(const float* __restrict x, int64_t n, const uint32_
 constexpr int64_t kChunk = 256;
 constexpr float kExpZeroBelow = -87.3f;  // simd::exp_nonpositive is exactly 0 below this
 
+// Σ floor(w · 2^(24 + low_bits)) over kDrawBlock weights, as 16 int32 lanes of high and low parts
+// (fixed_point by hand: GCC vectorises this form; 16 tokens per lane keep each lane below 2^30).
+GRPO_INLINE uint64_t block_fixed_sum(const float* __restrict w, float low_scale, int low_bits) {
+  static_assert(kDrawBlock == 16 * kLanes, "16 tokens per int32 lane");
+  int32_t high[kLanes] = {}, low[kLanes] = {};
+  for (int64_t g = 0; g < kDrawBlock; g += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float scaled = w[g + l] * 16777216.0f;
+      const int32_t h = static_cast<int32_t>(scaled);
+      high[l] += h;
+      low[l] += static_cast<int32_t>((scaled - static_cast<float>(h)) * low_scale);
+    }
+  uint64_t high_sum = 0, low_sum = 0;
+  for (int l = 0; l < kLanes; ++l) high_sum += high[l], low_sum += low[l];
+  return (high_sum << low_bits) + low_sum;
+}
+
 GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float max, float inv_temperature,
-                                  float* __restrict w) {
-  WeightSum sum{0.0, 0};
+                                  float* __restrict w, int low_bits, uint64_t* __restrict block_sums) {
+  static_assert(kChunk == kDrawBlock, "one draw block per chunk");
+  const float low_scale = static_cast<float>(int64_t{1} << low_bits);
+  WeightSum sum{0.0, 0, 0};
   int64_t i = 0;
-  for (; i + kChunk <= n; i += kChunk) {
+  for (int64_t b = 0; i + kChunk <= n; i += kChunk, ++b) {
     float mass[kLanes] = {};
     int32_t positive[kLanes] = {};
     for (int64_t g = i; g < i + kChunk; g += kLanes)
@@ -44,12 +63,16 @@ GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float ma
         positive[l] += d >= kExpZeroBelow;
       }
     for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
+    if (block_sums) sum.fixed += block_sums[b] = block_fixed_sum(w + i, low_scale, low_bits);  // w is still in L1
   }
+  uint64_t tail = 0;
   for (; i < n; ++i) {
     w[i] = simd::exp_nonpositive((y[i] - max) * inv_temperature);
     sum.mass += w[i];
     sum.positive += w[i] > 0.0f;
+    tail += fixed_point(w[i], low_bits);
   }
+  if (block_sums && n % kDrawBlock) sum.fixed += block_sums[n / kDrawBlock] = tail;
   return sum;
 }
 
@@ -121,7 +144,7 @@ uint64_t fixed_point(float w, int low_bits) {
 
 GRPO_CLONES uint64_t draw_block_sums(const float* __restrict w, const float* __restrict block_max, int64_t n,
                                      float threshold, int low_bits, uint64_t* __restrict block_sums) {
-  static_assert(kDrawBlock == 16 * kLanes && kDrawBlock == 4 * kMaxBlock, "16 tokens per int32 lane, 4 maxima per block");
+  static_assert(kDrawBlock == 4 * kMaxBlock, "4 maxima per block");
   const float low_scale = static_cast<float>(int64_t{1} << low_bits);
   uint64_t total = 0;
   int64_t i = 0, b = 0;
@@ -134,18 +157,7 @@ GRPO_CLONES uint64_t draw_block_sums(const float* __restrict w, const float* __r
     float cut[kDrawBlock];  // the select and the conversions vectorise as two loops, not as one
     if (threshold > 0.0f)
       for (int64_t t = 0; t < kDrawBlock; ++t) cut[t] = w[i + t] >= threshold ? w[i + t] : 0.0f;
-    const float* kept = threshold > 0.0f ? cut : w + i;
-    int32_t high[kLanes] = {}, low[kLanes] = {};
-    for (int64_t g = 0; g < kDrawBlock; g += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        const float scaled = kept[g + l] * 16777216.0f;  // fixed_parts by hand: GCC vectorises this form
-        const int32_t h = static_cast<int32_t>(scaled);
-        high[l] += h;
-        low[l] += static_cast<int32_t>((scaled - static_cast<float>(h)) * low_scale);
-      }
-    uint64_t high_sum = 0, low_sum = 0;
-    for (int l = 0; l < kLanes; ++l) high_sum += high[l], low_sum += low[l];
-    block_sums[b] = (high_sum << low_bits) + low_sum;
+    block_sums[b] = block_fixed_sum(threshold > 0.0f ? cut : w + i, low_scale, low_bits);
     total += block_sums[b];
   }
   if (i < n) {

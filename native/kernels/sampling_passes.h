@@ -13,12 +13,15 @@ namespace grpo::sampling {
 void masked_copy(const float* x, int64_t n, const uint32_t* allow, float* y);
 
 struct WeightSum {
-  double mass;       // Σ w
-  int64_t positive;  // tokens with w > 0
+  double mass = 0.0;     // Σ w
+  int64_t positive = 0;  // tokens with w > 0
+  uint64_t fixed = 0;    // Σ fixed_point(w), when block sums were asked for
 };
 
-// w = exp((y - max) · inv_temperature); masked and underflowing tokens get exactly 0.
-WeightSum exp_weights(const float* y, int64_t n, float max, float inv_temperature, float* w);
+// w = exp((y - max) · inv_temperature); masked and underflowing tokens get exactly 0. With block_sums
+// (NULL = none) it also does draw_block_sums(w, NULL, n, 0, low_bits, block_sums) while w is in L1.
+WeightSum exp_weights(const float* y, int64_t n, float max, float inv_temperature, float* w, int low_bits,
+                      uint64_t* block_sums);
 
 // block_max[b] = max w over [b·kMaxBlock, (b+1)·kMaxBlock): lets searches skip blocks below a threshold.
 constexpr int64_t kMaxBlock = 64;
