@@ -168,6 +168,12 @@ void pack_transposed_generic(const float* src, int64_t ld, int count, int64_t kc
 
 TileKernel generic_kernel() { return {"generic", 6, 16, false, &generic_tile, &pack_transposed_generic, nullptr}; }
 
+#if !(defined(__x86_64__) && defined(__GNUC__))  // no x86 SIMD units: grpo_cpu_path() is "generic"
+TileKernel avx512_kernel() { return generic_kernel(); }
+TileKernel avx2_kernel() { return generic_kernel(); }
+TileKernel avx512_bf16_kernel() { return generic_kernel(); }
+#endif
+
 const TileKernel* best_bf16_kernel() {
   static const TileKernel kernel = avx512_bf16_kernel();
   static const bool usable = [] {

@@ -45,10 +45,4 @@ TileKernel avx2_kernel() { return {"avx2", kMR, kNR, false, &tile, &pack_transpo
 
 }  // namespace grpo::gemm_detail
 
-#else  // no x86 SIMD: the plain kernel stands in, and grpo_cpu_path() never selects this path
-
-namespace grpo::gemm_detail {
-TileKernel avx2_kernel() { return generic_kernel(); }
-}  // namespace grpo::gemm_detail
-
-#endif
+#endif  // x86-64 (elsewhere gemm.cc defines this path as the plain kernel)

@@ -83,10 +83,4 @@ TileKernel avx512_kernel() { return {"avx512", kMR, kNR, true, &run, &pack_trans
 
 }  // namespace grpo::gemm_detail
 
-#else  // no x86 SIMD: the plain kernel stands in, and grpo_cpu_path() never selects this path
-
-namespace grpo::gemm_detail {
-TileKernel avx512_kernel() { return generic_kernel(); }
-}  // namespace grpo::gemm_detail
-
-#endif
+#endif  // x86-64 (elsewhere gemm.cc defines this path as the plain kernel)

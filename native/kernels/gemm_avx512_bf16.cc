@@ -67,10 +67,4 @@ TileKernel avx512_bf16_kernel() {
 
 }  // namespace grpo::gemm_detail
 
-#else  // no x86 SIMD: the plain kernel stands in, and grpo_cpu_path() never selects this path
-
-namespace grpo::gemm_detail {
-TileKernel avx512_bf16_kernel() { return generic_kernel(); }
-}  // namespace grpo::gemm_detail
-
-#endif
+#endif  // x86-64 (elsewhere gemm.cc defines this path as the plain kernel)
