@@ -1,6 +1,6 @@
-// Batched sampling: one row per task, each row read from DRAM once into L2-resident scratch
-// (y, w), then exact top-k / top-p cuts by threshold search (sampling_select.h) and one
-// inverse-CDF draw in fixed point, so the token depends only on (logits, params, seed, row, step).
+// Batched sampling: one row per task; each row is read from DRAM once (max, NaN check), its weights
+// go to L2-resident scratch, exact top-k / top-p cuts come from a threshold search (sampling_select.h)
+// and one inverse-CDF draw in fixed point makes the token depend only on (logits, params, seed, row, step).
 #include "grpo/sampling.h"
 
 #include <cmath>

@@ -10,7 +10,7 @@
  *   4. top-k:       keep tokens whose y is >= the k-th largest y (every token tied with it is kept);
  *   5. top-p:       keep token i when the mass of kept tokens with y strictly greater than y_i is < top_p · mass kept;
  *   6. min-p:       keep token i when w_i >= min_p · max w  (i.e. p_i >= min_p · p_max);
- *   7. draw:        q_i = floor(w_i · 2^S) for kept tokens (S = 64 - bit_length(vocab)), one uniform
+ *   7. draw:        q_i = floor(w_i · 2^(24+L)) for kept tokens (L = min(26, 40 - bit_length(vocab))), one uniform
  *                   u = (x1 << 32 | x0) from Philox4x32-10(key = seed, counter = (step_lo, step_hi, r, 0)),
  *                   token = smallest id with Σ_{j<=id} q_j > floor(u · Σ q / 2^64)  (inverse CDF in id order).
  * logp = log-probability of the drawn token under the processed distribution (after step 6),
