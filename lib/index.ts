@@ -98,3 +98,4 @@ export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference 
 export * from './policy/index.js';
 export { loadCuda, DEVICES, type Device, type CudaLoad, type CudaProbe, type CudaBinding } from './cuda.js';
 export type { SampleCallOptions } from './kernels/sampling.js';
+export * from './trainer/index.js';
