@@ -172,10 +172,10 @@ std::vector<DeviceRow> device_rows(const grpo_sampling_params& params, int64_t r
   return out;
 }
 
-int fixed_point_low_bits(int64_t vocab) {  // as native/kernels/sampling_passes.cc
+int fixed_point_low_bits(int64_t vocab) {  // as native/kernels/sampling_passes.cc (the CPU caps it at 26)
   int bit_length = 0;
   while (bit_length < 63 && (int64_t{1} << bit_length) <= vocab) ++bit_length;
-  return std::min(40 - bit_length, 30);
+  return std::min(40 - bit_length, 26);
 }
 
 struct DeviceFlags {
@@ -188,8 +188,7 @@ struct DeviceFlags {
       fail(GRPO_ERR_NON_FINITE, "row %lld: the penalties made the logit of token %d NaN or +Infinity",
            static_cast<long long>(code >> 32), static_cast<int>(code & 0xFFFFFFFF));
     if (const int64_t row = empty.first(); row >= 0)
-      fail(GRPO_ERR_VALUE_RANGE, "row %lld has no allowed token with a finite logit (all masked or -Infinity)",
-           static_cast<long long>(row));
+      fail(GRPO_ERR_VALUE_RANGE, "logits row %lld has no allowed token with a finite logit", static_cast<long long>(row));
   }
 };
 
