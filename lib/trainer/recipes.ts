@@ -2,6 +2,7 @@
 import { GrpoError } from '../errors.js';
 import type { SamplerUnit } from '../data/samplers.js';
 import type { PolicyLossOptions } from '../kernels/loss.js';
+import * as presets from '../kernels/presets.js';
 import type { RankTarget } from '../rewards/recommend.js';
 import { mergeConfig, RECIPE_NAMES, TRAINER_DEFAULTS, type ConfigInput, type RecipeName, type TrainerConfig } from './config.js';
 
@@ -22,15 +23,14 @@ export interface Recipe {
 }
 
 /**
- * Rank-GRPO's released loss settings (§6.1 `rankGrpoPaper` of grpo-implementations.md): item-level
- * importance ratios, ε 0.06 / 0.08, k3 KL with β 1e-3, BNPO aggregation (Σℓ / Σmask).
+ * The loss of the recommendation recipes: Rank-GRPO's released settings (presets.remark = presets.rankGrpo:
+ * item-level ratios, ε 0.06 / 0.08, k3 KL with β 1e-3, Σℓ / Σmask). The item count follows K: overflow
+ * tokens carry segment K and share one ratio.
  */
-const RANK_GRPO_LOSS: PolicyLossOptions = Object.freeze({
-  isLevel: 'item', epsilonLow: 0.06, epsilonHigh: 0.08, beta: 1e-3, klEstimator: 'k3', aggregation: 'localTokenMean',
-});
+const RANK_GRPO_LOSS: PolicyLossOptions = Object.freeze({ ...presets.remark.loss, numItems: null });
 
 /** TRL's current GRPO defaults (clip ε 0.2, global token mean, β 0): the loss of the CCR pair. */
-const TRL_LOSS: PolicyLossOptions = Object.freeze({});
+const TRL_LOSS: PolicyLossOptions = presets.trl.loss;
 
 /** The three recommendation recipes share the loss and the selection metric; they differ in data and reward. */
 const RECOMMEND: ConfigInput = Object.freeze({
