@@ -38,6 +38,17 @@ const RECOMMEND: ConfigInput = Object.freeze({
   validation: { metric: 'relevantRecall' } as ConfigInput['validation'],
 });
 
+/** The CCR pair differs only in problems per prompt, truncation policy and completion cap. */
+function arithmetic(problems: number, truncation: 'keep' | 'dropSuffix', maxNewTokens: number): ConfigInput {
+  return {
+    loss: TRL_LOSS,
+    rewards: { problems } as ConfigInput['rewards'],
+    advantages: { truncation } as ConfigInput['advantages'],
+    generation: { maxNewTokens } as ConfigInput['generation'],
+    validation: { metric: 'accuracy' } as ConfigInput['validation'],
+  };
+}
+
 export const RECIPES: Readonly<Record<RecipeName, Recipe>> = Object.freeze({
   'rank-grpo': {
     name: 'rank-grpo', task: 'recommend', unit: 'rows', target: 'respondent', defaults: RECOMMEND,
@@ -52,25 +63,11 @@ export const RECIPES: Readonly<Record<RecipeName, Recipe>> = Object.freeze({
     reproduces: 'ReMaRk ablation: requests sampled uniformly, rewards averaged over respondents (items named by more respondents are worth more)',
   },
   ccr: {
-    name: 'ccr', task: 'ccr', unit: 'requests',
-    defaults: {
-      loss: TRL_LOSS,
-      rewards: { problems: 3 } as ConfigInput['rewards'],
-      advantages: { truncation: 'dropSuffix' } as ConfigInput['advantages'],
-      generation: { maxNewTokens: 192 } as ConfigInput['generation'],
-      validation: { metric: 'accuracy' } as ConfigInput['validation'],
-    },
+    name: 'ccr', task: 'ccr', unit: 'requests', defaults: arithmetic(3, 'dropSuffix', 192),
     reproduces: 'CCR: N = 3 problems packed per prompt under one shared cap, R = 2·accuracy + 1·format with every answer before the cap credited, group advantages, only the unfinished suffix dropped from the loss',
   },
   grpo: {
-    name: 'grpo', task: 'ccr', unit: 'requests',
-    defaults: {
-      loss: TRL_LOSS,
-      rewards: { problems: 1 } as ConfigInput['rewards'],
-      advantages: { truncation: 'keep' } as ConfigInput['advantages'],
-      generation: { maxNewTokens: 96 } as ConfigInput['generation'],
-      validation: { metric: 'accuracy' } as ConfigInput['validation'],
-    },
+    name: 'grpo', task: 'ccr', unit: 'requests', defaults: arithmetic(1, 'keep', 96),
     reproduces: 'GRPO baseline of CCR: one problem per prompt with its own cap, the same reward and group advantages, truncated completions kept (TRL default)',
   },
 });
