@@ -25,11 +25,17 @@ KvCache make_cache(const Config& c, int64_t rows, int64_t max_len) {
   return cache;
 }
 
-// logits [nseq, vocab]: row active[i] gets the LM head of hidden row i (other rows keep stale values).
+// logits [nseq, vocab]: row active[i] gets the LM head of hidden row pick[i] (other rows keep stale values).
+// While every row is running (the common case) hidden and logits rows line up and nothing is copied.
 void logits_of(Model& m, const std::vector<float>& hidden, const std::vector<int64_t>& pick, const std::vector<int64_t>& active,
-               std::vector<float>& logits) {
+               std::vector<float>& logits, std::vector<float>& picked, std::vector<float>& rows) {
   const int64_t H = m.config.hidden, V = m.config.vocab, n = static_cast<int64_t>(pick.size());
-  std::vector<float> picked(static_cast<size_t>(n * H)), rows(static_cast<size_t>(n * V));
+  if (n * V == static_cast<int64_t>(logits.size()) && pick.back() == n - 1) {
+    linear_forward(hidden.data(), m.p.lm_head, nullptr, n, H, V, logits.data(), false);
+    return;
+  }
+  picked.resize(static_cast<size_t>(n * H));
+  rows.resize(static_cast<size_t>(n * V));
   for (int64_t i = 0; i < n; ++i) std::copy_n(hidden.data() + pick[i] * H, H, picked.data() + i * H);
   linear_forward(picked.data(), m.p.lm_head, nullptr, n, H, V, rows.data(), false);
   for (int64_t i = 0; i < n; ++i) std::copy_n(rows.data() + i * V, V, logits.data() + active[i] * V);
@@ -69,7 +75,7 @@ void generate(Model& m, const int32_t* prompts, const int64_t* offsets, int64_t 
   KvCache cache = make_cache(c, nseq, std::min(longest + N, c.max_positions));
   Run run{{}, std::vector<int64_t>(static_cast<size_t>(nseq)), std::vector<std::vector<int32_t>>(static_cast<size_t>(nseq))};
   const bool penalties = uses_penalties(*o.sampling);
-  std::vector<float> hidden, logits(static_cast<size_t>(nseq * c.vocab));
+  std::vector<float> hidden, logits(static_cast<size_t>(nseq * c.vocab)), picked, rows;
   std::vector<int64_t> pick;
   forward_hidden(m, prompts, tl, nullptr, &cache, hidden);
   for (const Span& s : tl.spans) {
@@ -81,7 +87,7 @@ void generate(Model& m, const int32_t* prompts, const int64_t* offsets, int64_t 
   std::vector<int32_t> tokens(static_cast<size_t>(nseq));
   std::vector<float> logp(static_cast<size_t>(nseq));
   for (int64_t step = 0;; ++step) {
-    logits_of(m, hidden, pick, run.active, logits);
+    logits_of(m, hidden, pick, run.active, logits, picked, rows);
     sample_step(logits.data(), nseq, c.vocab, *o.sampling, step, penalties ? history_of(run) : History{}, tokens.data(), logp.data());
     std::vector<int64_t> still;
     for (int64_t r : run.active) {
@@ -94,7 +100,7 @@ void generate(Model& m, const int32_t* prompts, const int64_t* offsets, int64_t 
       else still.push_back(r);
     }
     run.active.swap(still);
-    if (run.active.empty()) return;
+    if (run.active.empty()) return m.release_work();
     // One token per running row, at position length[r], cache row r.
     TokenLayout next;
     std::vector<int32_t> ids;

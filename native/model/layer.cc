@@ -68,16 +68,21 @@ void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w
 }
 
 void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& w, const LayerTensors& g,
-                    const TokenLayout& tl, LayerActs& a, std::vector<float>& dx) {
+                    const TokenLayout& tl, LayerActs& a, LayerGrads& s, std::vector<float>& dx) {
   const int64_t T = tl.T, H = c.hidden, I = c.intermediate, kv = c.kv_dim();
+  std::vector<float>&d_norm = s.d_norm, &d_gate = s.d_gate, &d_up = s.d_up, &d_attn = s.d_attn, &dq = s.dq, &dk = s.dk, &dv = s.dv;
+  d_norm.assign(static_cast<size_t>(T * H), 0.0f);
+  d_gate.resize(static_cast<size_t>(T * I));
+  d_up.resize(d_gate.size());
   // MLP branch: d_mid = dx + norm-backward(mlp-backward(dx))
-  std::vector<float> d_norm(static_cast<size_t>(T * H), 0.0f), d_gate(static_cast<size_t>(T * I)), d_up(d_gate.size());
   mlp_backward({w.w_gate, w.w_up, w.w_down, c.bf16_matmuls}, a.xn2.data(), a.gate.data(), a.up.data(), a.act.data(), dx.data(), T, H, I,
                d_norm.data(), {g.w_gate, g.w_up, g.w_down}, d_gate.data(), d_up.data());
   rmsnorm_backward(a.x_mid.data(), w.mlp_norm, a.rms2.data(), d_norm.data(), T, H, dx.data(), g.mlp_norm);
   // Attention branch
-  std::vector<float> d_attn(static_cast<size_t>(T * c.q_dim()), 0.0f), dq(d_attn.size());
-  std::vector<float> dk(static_cast<size_t>(T * kv), 0.0f), dv(dk.size(), 0.0f);
+  d_attn.assign(static_cast<size_t>(T * c.q_dim()), 0.0f);
+  dq.resize(d_attn.size());
+  dk.assign(static_cast<size_t>(T * kv), 0.0f);
+  dv.assign(dk.size(), 0.0f);
   linear_backward(a.attn.data(), w.wo, dx.data(), T, c.q_dim(), H, d_attn.data(), g.wo, nullptr, c.bf16_matmuls);
   std::vector<Segment> segs = segments(c, tl, a, nullptr, 0);
   for (Segment& s : segs) {

@@ -41,8 +41,13 @@ struct LayerActs {
 void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w, const TokenLayout& tl, const float* x,
                    LayerActs& a, KvCache* cache, int64_t layer, float* x_out);
 
+// Scratch of layer_backward, reused from layer to layer.
+struct LayerGrads {
+  std::vector<float> d_norm, d_gate, d_up, d_attn, dq, dk, dv;
+};
+
 // dx [T, H] in: gradient at the layer output; out: gradient at its input. Weight gradients add into g.
 void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& w, const LayerTensors& g,
-                    const TokenLayout& tl, LayerActs& a, std::vector<float>& dx);
+                    const TokenLayout& tl, LayerActs& a, LayerGrads& s, std::vector<float>& dx);
 
 }  // namespace grpo::model

@@ -74,13 +74,13 @@ void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, Trai
                     std::vector<float>& hidden) {
   const Config& c = m.config;
   const int64_t T = tl.T, H = c.hidden;
-  std::vector<LayerActs> scratch(keep ? 0 : 1);
-  std::vector<LayerActs>& acts = keep ? keep->layers : scratch;
-  if (keep) acts.resize(static_cast<size_t>(c.layers));
-  std::vector<float> x(static_cast<size_t>(T * H)), y(x.size());
+  if (keep) keep->layers.resize(static_cast<size_t>(c.layers));
+  std::vector<float>&x = m.work.x, &y = m.work.y;
+  x.resize(static_cast<size_t>(T * H));
+  y.resize(x.size());
   embed(m, tokens, T, x.data());
   for (int64_t l = 0; l < c.layers; ++l) {
-    LayerActs& a = acts[keep ? l : 0];
+    LayerActs& a = keep ? keep->layers[l] : m.work.layer;
     a.resize(c, T);
     layer_forward(c, m.rope, m.p.layers[l], tl, x.data(), a, cache, l, y.data());
     std::swap(x, y);
@@ -89,7 +89,7 @@ void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, Trai
   std::vector<float> rms(static_cast<size_t>(T));
   rmsnorm_forward(x.data(), m.p.final_norm, T, H, c.eps, hidden.data(), rms.data());
   if (!keep) return;
-  keep->final_x = std::move(x);
+  keep->final_x.assign(x.begin(), x.begin() + T * H);
   keep->final_rms = std::move(rms);
 }
 
@@ -99,6 +99,7 @@ void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t
   ts.ready = false;
   std::vector<float> hidden;
   forward_hidden(m, tokens, tl, train ? &ts : nullptr, nullptr, hidden);
+  m.release_work();
   const grpo_linear_logprob_options lo{o.temperature, o.ignore_index, 0, 0};
   check(grpo_linear_logprob_forward(hidden.data(), m.p.lm_head, nullptr, targets, tl.T, m.config.hidden, m.config.vocab, &lo,
                                     logp, entropy, nullptr));
@@ -122,8 +123,9 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   check(grpo_linear_logprob_backward(ts.final_hidden.data(), m.p.lm_head, nullptr, ts.targets.data(), T, H, c.vocab, &lo,
                                      grad_logp, grad_entropy, d_hidden.data(), m.g.lm_head, nullptr, 1));
   rmsnorm_backward(ts.final_x.data(), m.p.final_norm, ts.final_rms.data(), d_hidden.data(), T, H, dx.data(), m.g.final_norm);
+  LayerGrads scratch;
   for (int64_t l = c.layers - 1; l >= 0; --l)
-    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], dx);
+    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], scratch, dx);
   embed_backward(m, ts.tokens.data(), T, dx.data());
   ts.ready = false;
   ts.layers.clear();

@@ -22,6 +22,12 @@ struct TrainState {
   grpo_score_options options{};
 };
 
+// Buffers of inference forwards, kept between the steps of one generation (no re-allocation, no page faults).
+struct Workspace {
+  LayerActs layer;
+  std::vector<float> x, y;  // [T, H]
+};
+
 struct Model {
   Config config;
   Layout layout;
@@ -30,10 +36,12 @@ struct Model {
   int64_t step = 0;
   ModelTensors p, g;
   TrainState train;
+  Workspace work;
 
   Model(const Config& c, uint64_t seed);
   Model(const Model& other);  // parameters only
   void ensure_grads();
+  void release_work() { work = Workspace{}; }
 };
 
 // Packs sequences (offsets [nseq + 1] into tokens) into a layout; checks ids and lengths.

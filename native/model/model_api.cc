@@ -124,6 +124,7 @@ grpo_status grpo_model_logits(grpo_model* model, const int32_t* tokens, const in
     const auto tl = grpo::model::pack_sequences(m.config, tokens, seq_offsets, nseq);
     std::vector<float> hidden;
     grpo::model::forward_hidden(m, tokens, tl, nullptr, nullptr, hidden);
+    m.release_work();
     grpo::model::linear_forward(hidden.data(), m.p.lm_head, nullptr, tl.T, m.config.hidden, m.config.vocab, logits, false);
   });
 }
