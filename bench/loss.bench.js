@@ -3,20 +3,10 @@
 // rewards. Each fast result is checked against the float64 TS reference before it is timed.
 // Run: npx tsc -p tsconfig.json && GRPO_NATIVE_ADDON=... node bench/loss.bench.js
 import {
-  getThreads, groupAdvantagesSync, groupsOf, normalizeGroupsReference, itemTokenRowReference, policyLossReference,
+  getThreads, groupAdvantagesSync, mulberry32, groupsOf, normalizeGroupsReference, itemTokenRowReference, policyLossReference,
   policyLossSync, rankAdvantagesSync, rankCellsOf, resolveLossOptions, tokenAdvantagesSync,
 } from '../dist/index.js';
 import { measureRoofs } from './roof.js';
-
-function seeded(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Median milliseconds of `repeats` calls after two warm-up calls. */
 function medianMs(fn, repeats) {
@@ -48,7 +38,7 @@ function assertClose(name, actual, expected) {
 }
 
 function lossInputs(rows, cols) {
-  const random = seeded(7);
+  const random = mulberry32(7);
   const n = rows * cols;
   const logp = Float32Array.from({ length: n }, () => -3 * random());
   const oldLogp = Float32Array.from(logp, (x) => x + 0.4 * (random() - 0.5));
@@ -79,7 +69,7 @@ function benchRank(roofs) {
   const ranks = 20;
   const cols = 512;
   const rows = groups * candidates;
-  const random = seeded(9);
+  const random = mulberry32(9);
   const rewards = Float32Array.from({ length: rows * ranks }, () => (random() < 0.3 ? 1 : 0));
   const segments = Int32Array.from({ length: rows * cols }, (_, i) => Math.floor((i % cols) / 24) - (i % cols > 500 ? 99 : 0));
   segments.forEach((s, i) => { if (s < -1) segments[i] = -1; });
@@ -109,7 +99,7 @@ function benchRank(roofs) {
 
 function benchGroup(roofs) {
   const n = 65536;
-  const random = seeded(11);
+  const random = mulberry32(11);
   const rewards = Float32Array.from({ length: n }, () => Math.round(4 * random()) / 4);
   const o = { scale: 'group', stdEpsilon: 1e-4, singletonGroup: 'zero', nanRewards: 'exclude' };
   const fast = groupAdvantagesSync(rewards, { ...o, groupSize: 16 }).advantages;

@@ -1,12 +1,12 @@
 // Advantages on tokens: Rank-GRPO's item scatter with length shaping (TV10) and the sequence
 // broadcast with its truncation policies (peer-landscape §C.3).
 import { describe, expect, it } from 'vitest';
-import { GrpoError } from '../lib/errors.js';
 import { groupAdvantagesSync } from '../lib/kernels/advantage.js';
 import { tokenAdvantages, tokenAdvantagesSync } from '../lib/kernels/token-advantages.js';
 import { itemTokenRowReference } from '../lib/reference/advantage.js';
 import { TV8, TV10 } from './fixtures/grpo-vectors.js';
 import { expectClose } from './helpers/close.js';
+import { errorCode } from './helpers/error-code.js';
 import { randomInts, randomNormal } from './helpers/random.js';
 
 const flat = (rows: readonly (readonly number[])[]) => rows.flat();
@@ -88,22 +88,13 @@ describe('sequence advantages on tokens and truncation (peer-landscape §C.3)', 
   });
 
   it('gives typed errors for bad input', () => {
-    const code = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (error) {
-        expect(error).toBeInstanceOf(GrpoError);
-        return (error as GrpoError).code;
-      }
-      return 'no error';
-    };
-    expect(code(() => tokenAdvantagesSync({ advantages: sequence, mask: mask.subarray(1) }))).toBe('GRPO_SHAPE_MISMATCH');
-    expect(code(() => tokenAdvantagesSync({ advantages: sequence, mask }, { truncation: 'dropTruncated' }))).toBe('GRPO_INVALID_ARGUMENT');
-    expect(code(() => tokenAdvantagesSync({ advantages: sequence, mask, truncated }, { truncation: 'dropSuffix' }))).toBe('GRPO_INVALID_ARGUMENT');
+    expect(errorCode(() => tokenAdvantagesSync({ advantages: sequence, mask: mask.subarray(1) }))).toBe('GRPO_SHAPE_MISMATCH');
+    expect(errorCode(() => tokenAdvantagesSync({ advantages: sequence, mask }, { truncation: 'dropTruncated' }))).toBe('GRPO_INVALID_ARGUMENT');
+    expect(errorCode(() => tokenAdvantagesSync({ advantages: sequence, mask, truncated }, { truncation: 'dropSuffix' }))).toBe('GRPO_INVALID_ARGUMENT');
     const item = tv10Input();
-    expect(code(() => tokenAdvantagesSync({ ...item, segments: Int32Array.from(item.segments, (s) => (s === 2 ? -5 : s)) }))).toBe('GRPO_INDEX_RANGE');
-    expect(code(() => tokenAdvantagesSync({ ...item, eosPositions: Int32Array.of(9, 0, 0, 0) }))).toBe('GRPO_INDEX_RANGE');
-    expect(code(() => tokenAdvantagesSync({ ...item, advantages: Float32Array.of(NaN, ...TV8.advantages.slice(1)) }))).toBe('GRPO_NON_FINITE');
-    expect(code(() => tokenAdvantagesSync({ ...item, mask: new Float32Array(32) as unknown as Uint8Array }))).toBe('GRPO_INVALID_ARGUMENT');
+    expect(errorCode(() => tokenAdvantagesSync({ ...item, segments: Int32Array.from(item.segments, (s) => (s === 2 ? -5 : s)) }))).toBe('GRPO_INDEX_RANGE');
+    expect(errorCode(() => tokenAdvantagesSync({ ...item, eosPositions: Int32Array.of(9, 0, 0, 0) }))).toBe('GRPO_INDEX_RANGE');
+    expect(errorCode(() => tokenAdvantagesSync({ ...item, advantages: Float32Array.of(NaN, ...TV8.advantages.slice(1)) }))).toBe('GRPO_NON_FINITE');
+    expect(errorCode(() => tokenAdvantagesSync({ ...item, mask: new Float32Array(32) as unknown as Uint8Array }))).toBe('GRPO_INVALID_ARGUMENT');
   });
 });

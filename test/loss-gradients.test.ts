@@ -3,7 +3,6 @@
 // properties (masked tokens, micro-batch partitions, thread count) plus typed errors.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GrpoError } from '../lib/errors.js';
 import {
   AGGREGATIONS, IS_LEVELS, KL_CLAMPS, KL_ESTIMATORS, LOSS_TYPES, policyLossSync, resolveLossOptions,
   type PolicyLossInput, type PolicyLossOptions,
@@ -11,6 +10,7 @@ import {
 import { policyLossReference, type LossReferenceInput } from '../lib/reference/loss.js';
 import { setThreads } from '../lib/runtime.js';
 import { expectClose } from './helpers/close.js';
+import { errorCode } from './helpers/error-code.js';
 import { randomInts, randomNormal } from './helpers/random.js';
 
 const K = 3;
@@ -158,15 +158,7 @@ describe('policy-loss backward', () => {
 
 describe('policy-loss errors', () => {
   const x = randomInput(2, 3, 5, false);
-  const code = (input: PolicyLossInput, o?: PolicyLossOptions) => {
-    try {
-      policyLossSync(input, o);
-    } catch (error) {
-      expect(error).toBeInstanceOf(GrpoError);
-      return (error as GrpoError).code;
-    }
-    return 'no error';
-  };
+  const code = (input: PolicyLossInput, o?: PolicyLossOptions) => errorCode(() => policyLossSync(input, o));
 
   it('gives typed errors for shapes, values, indices and options', () => {
     expect(code({ ...x, shape: [3, 3] })).toBe('GRPO_SHAPE_MISMATCH');

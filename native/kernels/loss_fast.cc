@@ -12,18 +12,16 @@
 #include "loss_terms.h"
 #include "simd.h"
 
-// Vector values only pass between inlined helpers of this file: no ABI boundary is involved.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace grpo {
 
 namespace {
 
-// Eight floats per step (one ymm, two xmm on the baseline clone). The inline helpers are lowered
-// for the baseline target before they are inlined into the clones: 32-byte vectors survive that
-// as pairs of SSE operations, while 64-byte ones were scalarised (measured: 16 lanes ran at the
-// speed of the scalar path).
-constexpr int kLanes = 8;
+using loss::clamp_to;
+using loss::exp_any;
+using loss::splat;
+using loss::vf;
+using loss::vi;
+constexpr int kLanes = loss::kVectorLanes;
 
 // Per-lane sums of one row; combined lane by lane in a fixed order.
 struct Lanes {
@@ -48,9 +46,6 @@ struct Scalars {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// GCC vector extensions: kLanes floats per step.
-typedef float vf __attribute__((vector_size(4 * kLanes)));
-typedef int32_t vi __attribute__((vector_size(4 * kLanes)));
 typedef uint8_t vu8 __attribute__((vector_size(kLanes)));
 
 GRPO_INLINE vf load(const float* x) {
@@ -59,39 +54,20 @@ GRPO_INLINE vf load(const float* x) {
   return v;
 }
 
-GRPO_INLINE vf splat(float x) { return vf{} + x; }
 GRPO_INLINE vf select(const vi& c, const vf& x, const vf& y) { return c ? x : y; }
 GRPO_INLINE vf select(const vi& c, const vf& x) { return c ? x : vf{}; }
-GRPO_INLINE vf clamp_to(const vf& x, const vf& lo, const vf& hi) { return select(x < lo, lo, select(x > hi, hi, x)); }
-
-// loss::exp_any on kLanes lanes: the same clamp, range reduction and polynomial.
-GRPO_INLINE vf exp_any(const vf& x) {
-  const vf c = clamp_to(x, splat(-87.0f), splat(87.0f));
-  const vf n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  vf r = c - n * 0.693145751953125f;
-  r = r - n * 1.428606765330187e-06f;
-  vf p = splat(1.0f / 720.0f);
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const vi bits = (__builtin_convertvector(n, vi) + 127) << 23;
-  return p * reinterpret_cast<vf>(bits);
-}
 
 // KL value and its derivative in logp (as loss::kl_term), every estimator computed and weighted.
 GRPO_INLINE vf kl_value(const vf& lr, const Scalars& s, vf& d_logp) {
-  const vf x = clamp_to(-lr, splat(-s.k3_x_limit), splat(s.k3_x_limit));
+  const vf x = clamp_to(-lr, splat<vf>(-s.k3_x_limit), splat<vf>(s.k3_x_limit));
   const vf e = exp_any(x);
-  const vf k3_pass = select((-lr <= splat(s.k3_x_limit)) & (-lr >= splat(-s.k3_x_limit)), splat(1.0f));
-  const vf sign = select(lr > vf{}, splat(1.0f), select(lr < vf{}, splat(-1.0f)));
+  const vf k3_pass = select((-lr <= splat<vf>(s.k3_x_limit)) & (-lr >= splat<vf>(-s.k3_x_limit)), splat<vf>(1.0f));
+  const vf sign = select(lr > vf{}, splat<vf>(1.0f), select(lr < vf{}, splat<vf>(-1.0f)));
   const vf value = s.k1 * lr + s.abs * sign * lr + s.k2 * 0.5f * lr * lr + s.k3 * (e - x - 1.0f);
   const vf d = s.k1 + s.abs * sign + s.k2 * lr + s.k3 * (1.0f - e) * k3_pass;
-  const vi out = (value > splat(s.kl_value_limit)) | (value < splat(-s.kl_value_limit));
+  const vi out = (value > splat<vf>(s.kl_value_limit)) | (value < splat<vf>(-s.kl_value_limit));
   d_logp = select(out, vf{}, d);
-  return select(out, select(value > vf{}, splat(s.kl_value_limit), splat(-s.kl_value_limit)), value);
+  return select(out, select(value > vf{}, splat<vf>(s.kl_value_limit), splat<vf>(-s.kl_value_limit)), value);
 }
 
 struct Sums {
@@ -106,17 +82,17 @@ GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   const vf logp = load(r.logp + t), a = load(r.adv + t), ref = load(r.ref + t), h = load(r.entropy + t);
   const vf d = logp - load(r.old + t);
   const vf check = (logp - logp) + (a - a) + (d - d) + (ref - ref) + (h - h);
-  const vi pass = (d <= splat(s.clamp)) & (d >= splat(-s.clamp));
-  const vf ratio = exp_any(clamp_to(d, splat(-s.clamp), splat(s.clamp)));
-  const vi capped = ratio > splat(s.delta);
-  const vf rd = select(capped, splat(s.delta), ratio);
-  const vf unclipped = -rd * a, clipped = -clamp_to(ratio, splat(s.lo), splat(s.hi)) * a, bound = -a * s.dual_c;
+  const vi pass = (d <= splat<vf>(s.clamp)) & (d >= splat<vf>(-s.clamp));
+  const vf ratio = exp_any(clamp_to(d, splat<vf>(-s.clamp), splat<vf>(s.clamp)));
+  const vi capped = ratio > splat<vf>(s.delta);
+  const vf rd = select(capped, splat<vf>(s.delta), ratio);
+  const vf unclipped = -rd * a, clipped = -clamp_to(ratio, splat<vf>(s.lo), splat<vf>(s.hi)) * a, bound = -a * s.dual_c;
   const vi take_clipped = clipped > unclipped;
-  const vi inside = (ratio >= splat(s.lo)) & (ratio <= splat(s.hi));
+  const vi inside = (ratio >= splat<vf>(s.lo)) & (ratio <= splat<vf>(s.hi));
   const vf surrogate = select(take_clipped, clipped, unclipped);
   const vf d_surrogate = select(take_clipped, select(inside, -a), select(~capped, -a));
   const vi dual = (a < vf{}) & (surrogate > bound);
-  const vi keep = h >= splat(s.threshold);
+  const vi keep = h >= splat<vf>(s.threshold);
   const vf value = select(keep, select(dual, bound, surrogate));
   const vf d_ratio = select(keep & ~dual, d_surrogate);
   vf kl_d;
@@ -125,19 +101,19 @@ GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   const vf total_d_ratio = d_ratio + s.bias * s.beta * kl;
   const vf grad = select(m, s.weight * (s.beta * kl_d * bias + select(pass, total_d_ratio * ratio)));
   std::memcpy(r.grad + t, &grad, sizeof grad);
-  const vi low = (rd < splat(s.lo)) & (a < vf{}), high = (rd > splat(s.hi)) & (a > vf{});
+  const vi low = (rd < splat<vf>(s.lo)) & (a < vf{}), high = (rd > splat<vf>(s.hi)) & (a > vf{});
   acc.loss += select(m, value + s.beta * kl * bias);
   acc.policy += select(m, value);
   acc.kl += select(m, kl);
-  acc.low += select(m & low, splat(1.0f));
-  acc.high += select(m & high, splat(1.0f));
-  acc.dual += select(m & dual, splat(1.0f));
+  acc.low += select(m & low, splat<vf>(1.0f));
+  acc.high += select(m & high, splat<vf>(1.0f));
+  acc.dual += select(m & dual, splat<vf>(1.0f));
   acc.ratio += select(m, ratio);
   acc.ratio_min = select(m & (ratio < acc.ratio_min), ratio, acc.ratio_min);
   acc.ratio_max = select(m & (ratio > acc.ratio_max), ratio, acc.ratio_max);
   acc.entropy += select(m, h);
   acc.ppo_kl -= select(m, d);
-  acc.bad += select(m & (check != check), splat(1.0f));
+  acc.bad += select(m & (check != check), splat<vf>(1.0f));
 }
 
 // The last cols % kLanes tokens, through a zero-padded copy with mask 0 beyond the row.
@@ -156,7 +132,7 @@ GRPO_INLINE void tail(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
 // Row and Scalars arrive by value: nothing the loop stores can alias them.
 GRPO_CLONES void row_lanes(const Row r, const Scalars s, Lanes& out) {
   Sums acc{};
-  acc.ratio_min = splat(kInf), acc.ratio_max = splat(-kInf);
+  acc.ratio_min = splat<vf>(kInf), acc.ratio_max = splat<vf>(-kInf);
   int64_t t = 0;
   for (; t + kLanes <= r.cols; t += kLanes) block(r, s, t, acc);
   if (t < r.cols) tail(r, s, t, acc);

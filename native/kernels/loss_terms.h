@@ -7,26 +7,45 @@
 #include "grpo/loss.h"
 #include "simd.h"
 
+// Vector values only pass between inlined helpers: no ABI boundary is involved.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace grpo::loss {
 
 // e^x for any float x, vectorisable: e^-|x| from the shared kernel, inverted for x > 0.
-// e^x for any float x, branch-free so that GCC vectorises the loops that call it: the range
+// The vector type of the vectorised row (loss_fast.cc): eight floats, one ymm or two xmm. The inline
+// helpers are lowered for the baseline target before they are inlined into the clones: 32-byte
+// vectors survive that as pairs of SSE operations, 64-byte ones were scalarised (measured).
+constexpr int kVectorLanes = 8;
+typedef float vf __attribute__((vector_size(4 * kVectorLanes)));
+typedef int32_t vi __attribute__((vector_size(4 * kVectorLanes)));
+
+template <typename F> GRPO_INLINE F splat(float x) { return F{} + x; }
+GRPO_INLINE float pick(bool c, float x, float y) { return c ? x : y; }
+GRPO_INLINE vf pick(const vi& c, const vf& x, const vf& y) { return c ? x : y; }
+GRPO_INLINE float pow2(float n) { return simd::bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23); }
+GRPO_INLINE vf pow2(const vf& n) {
+  const vi bits = (__builtin_convertvector(n, vi) + 127) << 23;
+  return reinterpret_cast<vf>(bits);
+}
+template <typename F> GRPO_INLINE F clamp_to(const F& x, const F& lo, const F& hi) { return pick(x < lo, lo, pick(x > hi, hi, x)); }
+
+// e^x for any x (float or vf), branch-free so that the loops calling it vectorise: the range
 // reduction and polynomial of simd::exp_nonpositive (about 2 ulp), with x clamped to [-87, 87]
 // (e^x saturates at 1.6e-38 and 6.1e37 instead of reaching 0 / +Infinity).
-GRPO_INLINE float exp_any(float x) {
-  const float low = x < -87.0f ? -87.0f : x;
-  const float c = low > 87.0f ? 87.0f : low;
-  const float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = c - n * 0.693145751953125f;
+template <typename F> GRPO_INLINE F exp_any(const F& x) {
+  const F c = clamp_to(x, splat<F>(-87.0f), splat<F>(87.0f));
+  const F n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  F r = c - n * 0.693145751953125f;
   r = r - n * 1.428606765330187e-06f;
-  float p = 1.0f / 720.0f;
+  F p = splat<F>(1.0f / 720.0f);
   p = p * r + 1.0f / 120.0f;
   p = p * r + 1.0f / 24.0f;
   p = p * r + 1.0f / 6.0f;
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  return p * simd::bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  return p * pow2(n);
 }
 
 // One token's policy term: value, d/d(ratio) (routed through the IS level), d/d(logp) directly
