@@ -103,15 +103,6 @@ function packNormalize(fn: string, o: NormalizeOptions): Float64Array {
   return Float64Array.of(SCALES.indexOf(scale), SINGLETONS.indexOf(singleton), NAN_POLICIES.indexOf(nan), eps);
 }
 
-/** Rejects ±Infinity (NaN is an unscorable reward, and legal). */
-function checkRewards(name: string, rewards: Float32Array): void {
-  for (let i = 0; i < rewards.length; i++) {
-    if (rewards[i] === Infinity || rewards[i] === -Infinity) {
-      throw new GrpoError('GRPO_NON_FINITE', `Expected finite or NaN ${name}[${i}] but received ${rewards[i]}`);
-    }
-  }
-}
-
 interface Grouping {
   groupSize: number;
   groupIds: Int32Array | null;
@@ -176,8 +167,7 @@ function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions 
   const fn = 'groupAdvantages';
   check.knownKeys(fn, options, GROUP_KEYS);
   const o = options ?? {};
-  const r = check.float32Array(`${fn} rewards`, rewards);
-  checkRewards(`${fn} rewards`, r);
+  const r = check.float32Array(`${fn} rewards`, rewards); // ±Infinity is rejected natively, NaN is unscorable
   const objectives = check.integer(`${fn} objectives`, o.objectives ?? ADVANTAGE_DEFAULTS.objectives, 1);
   if (r.length % objectives !== 0) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} rewards of shape [B, R] with R = ${objectives} but received ${r.length} elements`);
@@ -218,8 +208,7 @@ function rank(async: boolean, rewards: unknown, options: RankAdvantageOptions) {
   const fn = 'rankAdvantages';
   check.knownKeys(fn, options, RANK_KEYS);
   if (options === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} options with candidates and ranks but received undefined`);
-  const r = check.float32Array(`${fn} rewards`, rewards);
-  checkRewards(`${fn} rewards`, r);
+  const r = check.float32Array(`${fn} rewards`, rewards); // ±Infinity is rejected natively, NaN is unscorable
   const candidates = check.integer(`${fn} candidates`, options.candidates, 1);
   const ranks = check.integer(`${fn} ranks`, options.ranks, 1);
   if (r.length % (candidates * ranks) !== 0) {

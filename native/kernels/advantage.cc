@@ -62,7 +62,8 @@ struct Stat {
 
 // A reward as the statistics see it: NaN (excluded) or a number.
 double reward_value(float r, int32_t nan_policy) {
-  return std::isnan(r) && nan_policy == GRPO_ADV_NAN_AS_ZERO ? 0.0 : static_cast<double>(r);
+  const double zero_or_nan = nan_policy == GRPO_ADV_NAN_AS_ZERO ? 0.0 : kNaN;
+  return r != r ? zero_or_nan : static_cast<double>(r);
 }
 
 // Two-pass mean and unbiased std of the non-NaN values of one group (std NaN below 2 values).
@@ -72,13 +73,14 @@ Stat group_stat(const float* rewards, const Groups& groups, int64_t g, int32_t n
   int64_t valid = 0;
   for (int64_t j = 0; j < groups.size(g); ++j) {
     const double v = reward_value(rewards[groups.index(g, j)], nan_policy);
-    if (!std::isnan(v)) sum += v, ++valid;
+    const bool scored = v == v;
+    sum += scored ? v : 0.0, valid += scored;
   }
   const double mean = valid ? sum / valid : kNaN;
   double squares = 0.0;
   for (int64_t j = 0; j < groups.size(g); ++j) {
     const double v = reward_value(rewards[groups.index(g, j)], nan_policy);
-    if (!std::isnan(v)) squares += (v - mean) * (v - mean);
+    squares += v == v ? (v - mean) * (v - mean) : 0.0;
   }
   return {mean, valid >= 2 ? std::sqrt(squares / (valid - 1)) : kNaN, valid};
 }
@@ -89,12 +91,18 @@ double singleton_advantage(double v, const grpo_advantage_options& o) {
   return o.scale == GRPO_ADV_SCALE_NONE ? v : v / (1.0 + o.std_epsilon);
 }
 
-double advantage(double v, const Stat& group, double scale_std, const grpo_advantage_options& o) {
-  if (std::isnan(v)) return 0.0;  // an unscorable completion
-  if (group.valid < 2) return singleton_advantage(v, o);
-  double a = v - group.mean;
-  if (o.scale != GRPO_ADV_SCALE_NONE) a /= scale_std + o.std_epsilon;
-  return std::isfinite(a) ? a : 0.0;  // nan_to_num: a batch std of NaN gives 0
+// Writes the advantages of group g; `inverse` = 1 / (std + eps), or 1 without scaling.
+template <typename Groups>
+void write_group(const float* rewards, const Groups& groups, int64_t g, const Stat& group, double inverse,
+                 const grpo_advantage_options& o, float* out) {
+  for (int64_t j = 0; j < groups.size(g); ++j) {
+    const int64_t i = groups.index(g, j);
+    const double v = reward_value(rewards[i], o.nan_rewards);
+    const double a = (v - group.mean) * inverse;
+    const double scaled = a - a == 0.0 ? a : 0.0;  // nan_to_num: a batch std of NaN gives 0
+    const double value = group.valid < 2 ? singleton_advantage(v, o) : scaled;
+    out[i] = static_cast<float>(v == v ? value : 0.0);  // an unscorable completion gets 0
+  }
 }
 
 // Whether the rewards of group g are all equal / all zero (NaN rewards ignored).
@@ -111,9 +119,10 @@ void cell_flags(const float* rewards, const Groups& groups, int64_t g, int32_t n
   }
 }
 
+// cells: also count the groups whose rewards are all equal / all zero (rank-wise stats).
 template <typename Groups>
-void normalize(const float* rewards, int64_t n, const Groups& groups, const grpo_advantage_options& o, float* out,
-               grpo_advantage_stats* stats) {
+void normalize(const float* rewards, int64_t n, const Groups& groups, const grpo_advantage_options& o, bool cells,
+               float* out, grpo_advantage_stats* stats) {
   const ContiguousGroups whole{1, n};
   const Stat batch = group_stat(rewards, whole, 0, o.nan_rewards);
   int64_t zero_std = 0, cells_equal = 0, cells_zero = 0;
@@ -121,18 +130,17 @@ void normalize(const float* rewards, int64_t n, const Groups& groups, const grpo
     const Stat group = group_stat(rewards, groups, g, o.nan_rewards);
     const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch.std : group.std;
     if (std::fabs(scale_std) <= 1e-8) zero_std += groups.size(g);  // torch.isclose(std, 0); NaN is not close
-    for (int64_t j = 0; j < groups.size(g); ++j) {
-      const int64_t i = groups.index(g, j);
-      out[i] = static_cast<float>(advantage(reward_value(rewards[i], o.nan_rewards), group, scale_std, o));
-    }
+    const double inverse = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon);
+    write_group(rewards, groups, g, group, inverse, o, out);
+    if (!cells) continue;
     bool equal, zero;
     cell_flags(rewards, groups, g, o.nan_rewards, &equal, &zero);
     cells_equal += equal, cells_zero += zero;
   }
   if (!stats) return;
-  const double cells = groups.count() > 0 ? static_cast<double>(groups.count()) : kNaN;
-  *stats = {batch.mean, batch.std, n > 0 ? static_cast<double>(zero_std) / n : kNaN, cells_equal / cells,
-            cells_zero / cells};
+  const double cell_count = groups.count() > 0 ? static_cast<double>(groups.count()) : kNaN;
+  *stats = {batch.mean, batch.std, n > 0 ? static_cast<double>(zero_std) / n : kNaN, cells_equal / cell_count,
+            cells_zero / cell_count};
 }
 
 void check_options(const grpo_advantage_options* o) {
@@ -156,8 +164,8 @@ void check_rewards(const float* rewards, int64_t n) {
 
 void group_advantages(const float* rewards, int64_t n, int64_t group_size, const int32_t* group_ids, int64_t num_groups,
                       const grpo_advantage_options& o, float* out, grpo_advantage_stats* stats) {
-  if (group_ids) return normalize(rewards, n, index_groups(group_ids, n, num_groups), o, out, stats);
-  normalize(rewards, n, ContiguousGroups{n / group_size, group_size}, o, out, stats);
+  if (group_ids) return normalize(rewards, n, index_groups(group_ids, n, num_groups), o, false, out, stats);
+  normalize(rewards, n, ContiguousGroups{n / group_size, group_size}, o, false, out, stats);
 }
 
 }  // namespace grpo
@@ -190,6 +198,6 @@ extern "C" grpo_status grpo_rank_advantages(const float* rewards, int64_t groups
     const int64_t n = groups * candidates * ranks;
     grpo::check_rewards(rewards, n);
     if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
-    grpo::normalize(rewards, n, grpo::RankCells{groups, candidates, ranks}, *options, advantages, stats);
+    grpo::normalize(rewards, n, grpo::RankCells{groups, candidates, ranks}, *options, true, advantages, stats);
   });
 }
