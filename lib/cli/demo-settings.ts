@@ -33,7 +33,7 @@ export const DEMO_SETTINGS: Readonly<Record<'full' | 'quick', DemoSettings>> = O
   full: {
     vocabSize: 1024,
     model: 'demo',
-    sft: { steps: 300, batchSize: 32, learningRate: 3e-3, seed: 0 },
+    sft: { steps: 800, batchSize: 32, learningRate: 3e-3, seed: 0 },
     recommend: { ...RECOMMEND_BASE, steps: 60 },
     ccr: { ...CCR_BASE, steps: 60 },
     caps: { ccr: 96, grpo: 64 },

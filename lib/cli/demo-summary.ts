@@ -54,7 +54,10 @@ function stepsRow(metric: string, base: Awaited<ReturnType<typeof runData>>, oth
   const [a, b] = [curve(other.validation), curve(base.validation)];
   if (a.length === 0 || b.length === 0) return [];
   const r = stepsToTarget(a, b, b[b.length - 1].step);
-  return [`steps to baseline's final validation ${metric} (${formatNumber(r.target)})`, String(r.stepB), formatNumber(r.stepA, 0), `ratio ${formatNumber(r.ratio, 2)}`];
+  const label = `steps to baseline's final validation ${metric} (${formatNumber(r.target)})`;
+  // a target the baseline already had at its first validation says nothing about speed
+  if (!(r.target > b[0].value)) return [label, String(r.stepB), '—', 'baseline did not improve after its first validation'];
+  return [label, String(r.stepB), formatNumber(r.stepA, 0), `ratio ${formatNumber(r.ratio, 2)}`];
 }
 
 /** The markdown table of one pair. */
@@ -69,5 +72,5 @@ export async function pairTable(pair: Pair): Promise<string> {
   }
   rows.push(['selected checkpoint (step)', String(base.test.checkpointStep), String(other.test.checkpointStep), '']);
   const header = ['', pair.baseline.name, pair.other.name, `${pair.other.name} − ${pair.baseline.name}`];
-  return [`### ${pair.title}`, '', markdownTable(header, rows)].join('\n');
+  return [`### ${pair.title}`, '', markdownTable(header, rows), ''].join('\n');
 }

@@ -1,6 +1,6 @@
 // Supervised fine-tuning before RL: (prompt, target) pairs from the bundled data in the exact prompt
 // formats the recipes use, seeded epoch batches, cross-entropy on completion tokens (sftLoss).
-import { mkdir } from 'node:fs/promises';
+import { appendFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packGroups } from '../data/math.js';
 import { PromptSampler } from '../data/samplers.js';
@@ -79,8 +79,8 @@ export interface SftRecord {
 }
 
 /**
- * Trains `policy` on `examples` for `options.steps` steps; writes `out/metrics.jsonl`-style rows through
- * `onStep` and, when `out` is given, the policy to `out/policy` and the options to `out/sft.json`.
+ * Trains `policy` on `examples` for `options.steps` steps, reporting each step to `onStep`; when `out` is
+ * given, writes one row per step to `out/metrics.jsonl`, then the policy to `out/policy` and a summary to `out/sft.json`.
  */
 export async function sft(
   policy: Policy, examples: readonly SftExample[], options: Partial<SftOptions> = {},
@@ -93,6 +93,10 @@ export async function sft(
   const encoded = examples.map((e) => encodeExample(tokenizer, e, policy.config.maxPositions));
   const sampler = new PromptSampler(encoded.map(() => 1), { unit: 'requests', batchSize: o.batchSize, seed: o.seed });
   const records: SftRecord[] = [];
+  if (hooks.out) {
+    await mkdir(hooks.out, { recursive: true });
+    await rm(join(hooks.out, 'metrics.jsonl'), { force: true });
+  }
   for (let step = 0; step < o.steps && !hooks.stop?.requested; step++) {
     const started = performance.now();
     const batch = sampler.batch(step).map((d) => encoded[d.request]);
@@ -101,10 +105,10 @@ export async function sft(
     const tokens = batch.reduce((n, b) => n + b.prompt.length + b.completion.length, 0);
     const record = { step: step + 1, loss: result.loss, learningRate, tokens, seconds: (performance.now() - started) / 1000 };
     records.push(record);
+    if (hooks.out) await appendFile(join(hooks.out, 'metrics.jsonl'), `${JSON.stringify(record)}\n`);
     await hooks.onStep?.(record);
   }
   if (hooks.out) {
-    await mkdir(hooks.out, { recursive: true });
     await policy.save(join(hooks.out, 'policy'));
     await writeJsonAtomic(join(hooks.out, 'sft.json'), { options: o, examples: examples.length, steps: records.length, finalLoss: records.at(-1)?.loss });
   }

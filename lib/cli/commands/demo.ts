@@ -84,7 +84,7 @@ export const demoCommand: Command = {
   flags: [
     { name: 'out', help: 'output folder; its previous demo output is replaced (default grpo-demo)' },
     { name: 'quick', help: 'test-sized settings, under 2 minutes', boolean: true },
-    { name: 'sft-steps', help: 'SFT steps (default 300; quick 40)' },
+    { name: 'sft-steps', help: 'SFT steps (default 800; quick 40)' },
   ],
   acceptsConfig: true,
   async run(args, reporter) {
