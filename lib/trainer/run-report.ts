@@ -2,7 +2,7 @@
 // (paired differences on the same test prompts, steps-to-target, traces), via lib/eval/report.ts.
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { buildReport, writeReport, type ReportDiagnostics, type ReportOptions, type ReportRun } from '../eval/report.js';
+import { buildReport, REPORT_DEFAULTS, writeReport, type ReportDiagnostics, type ReportOptions, type ReportRun } from '../eval/report.js';
 import type { RequestSeries } from '../eval/bootstrap.js';
 import type { StepRecord } from './loop.js';
 import { readJson, readJsonlRows, RunDir } from './run-dir.js';
@@ -50,11 +50,18 @@ export async function reportRun(dir: RunDir, name = basename(dir.path)): Promise
   return run;
 }
 
+/** Trailing-mean window of short runs: a quarter of the shortest trace, at most the report default (50). */
+function windowFor(runs: readonly ReportRun[], options: ReportOptions): ReportOptions {
+  if (options.window !== undefined) return options;
+  const steps = Math.min(...runs.map((r) => Object.values(r.traces ?? {})[0]?.length ?? Infinity));
+  return { ...options, window: Math.max(1, Math.min(REPORT_DEFAULTS.window, Math.floor(steps / 4))) };
+}
+
 /** Writes `<run>/report/` for one run. */
 export async function writeRunReport(dir: RunDir, options: ReportOptions = {}): Promise<string[]> {
   const config = await dir.config();
   const run = await reportRun(dir);
-  const report = await buildReport({ title: `Run ${run.name} (${config.recipe})`, runs: [run] }, options);
+  const report = await buildReport({ title: `Run ${run.name} (${config.recipe})`, runs: [run] }, windowFor([run], options));
   return writeReport(report, dir.file('report'));
 }
 
@@ -64,6 +71,7 @@ export async function compareRuns(
   input: { title?: string; names?: readonly string[]; notes?: string; diagnostics?: ReportDiagnostics } = {}, options: ReportOptions = {},
 ): Promise<string[]> {
   const runs = await Promise.all(dirs.map((d, i) => reportRun(new RunDir(d), input.names?.[i])));
-  const report = await buildReport({ title: input.title ?? `Comparison of ${runs.map((r) => r.name).join(', ')}`, runs, notes: input.notes, diagnostics: input.diagnostics }, options);
+  const title = input.title ?? `Comparison of ${runs.map((r) => r.name).join(', ')}`;
+  const report = await buildReport({ title, runs, notes: input.notes, diagnostics: input.diagnostics }, windowFor(runs, options));
   return writeReport(report, out);
 }
