@@ -100,12 +100,13 @@ void policy_loss(LossProblem& p, float* grad_logp, grpo_loss_stats* stats) {
   std::vector<LossPartial> partials(block_count(p.rows, grain));
   parallel_for(p.rows, grain, [&](int64_t begin, int64_t end) {
     LossPartial& partial = partials[begin / grain];
+    const int64_t bins = p.options.is_level == GRPO_IS_ITEM ? p.options.num_items + 1 : 1;
     if (fast_row_applies(p)) {
-      std::vector<float> scratch(p.cols);
-      for (int64_t i = begin; i < end; ++i) fast_loss_row(p, i, scratch.data(), grad_logp, partial);
+      FastScratch scratch(p.cols, bins);
+      for (int64_t i = begin; i < end; ++i) fast_loss_row(p, i, scratch, grad_logp, partial);
       return;
     }
-    RowScratch scratch(p.options.is_level == GRPO_IS_ITEM ? p.options.num_items + 1 : 1);
+    RowScratch scratch(bins);
     for (int64_t i = begin; i < end; ++i) loss_row(p, i, scratch, grad_logp, partial);
   });
   LossPartial total;

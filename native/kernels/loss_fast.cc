@@ -1,5 +1,5 @@
-// The vectorised row of the most common configuration: token-level ratio with the clip
-// surrogate (TRL grpo/bnpo/dapo/dr_grpo, verl vanilla), any KL estimator and clamp, entropy
+// The vectorised row of the clip surrogate (TRL grpo/bnpo/dapo/dr_grpo/luspo, verl vanilla/gspo,
+// Rank-GRPO) at every importance-sampling level, with any KL estimator and clamp and entropy
 // masking. One pass over the row, branch-free on GCC vectors of kLanes floats (GRPO_CLONES).
 // Masked-out tokens are selected away, never multiplied by 0, so non-finite padding cannot
 // leak into the sums.
@@ -29,10 +29,12 @@ struct Lanes {
   float ratio_min[kLanes], ratio_max[kLanes], entropy[kLanes], ppo_kl[kLanes], bad[kLanes];
 };
 
+// One row's arrays. w: the log-weight of each token's ratio (its own log-ratio, or its sequence's
+// or item's mean). grad receives the direct part of d(loss)/d(logp), routed the part through the ratio.
 struct Row {
-  const float *logp, *old, *ref, *adv, *entropy;
+  const float *logp, *old, *ref, *adv, *entropy, *w;
   const uint8_t* mask;
-  float* grad;
+  float *grad, *routed;
   int64_t cols;
 };
 
@@ -80,10 +82,10 @@ GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   std::memcpy(&mask_bytes, r.mask + t, sizeof mask_bytes);
   const vi m = __builtin_convertvector(mask_bytes, vi) != 0;
   const vf logp = load(r.logp + t), a = load(r.adv + t), ref = load(r.ref + t), h = load(r.entropy + t);
-  const vf d = logp - load(r.old + t);
+  const vf d = logp - load(r.old + t), w = load(r.w + t);
   const vf check = (logp - logp) + (a - a) + (d - d) + (ref - ref) + (h - h);
-  const vi pass = (d <= splat<vf>(s.clamp)) & (d >= splat<vf>(-s.clamp));
-  const vf ratio = exp_any(clamp_to(d, splat<vf>(-s.clamp), splat<vf>(s.clamp)));
+  const vi pass = (w <= splat<vf>(s.clamp)) & (w >= splat<vf>(-s.clamp));
+  const vf ratio = exp_any(clamp_to(w, splat<vf>(-s.clamp), splat<vf>(s.clamp)));
   const vi capped = ratio > splat<vf>(s.delta);
   const vf rd = select(capped, splat<vf>(s.delta), ratio);
   const vf unclipped = -rd * a, clipped = -clamp_to(ratio, splat<vf>(s.lo), splat<vf>(s.hi)) * a, bound = -a * s.dual_c;
@@ -99,8 +101,10 @@ GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   const vf kl = kl_value(logp - ref, s, kl_d);
   const vf bias = s.bias * ratio + (1.0f - s.bias);
   const vf total_d_ratio = d_ratio + s.bias * s.beta * kl;
-  const vf grad = select(m, s.weight * (s.beta * kl_d * bias + select(pass, total_d_ratio * ratio)));
-  std::memcpy(r.grad + t, &grad, sizeof grad);
+  const vf direct = select(m, s.weight * s.beta * kl_d * bias);
+  const vf routed = select(m & pass, s.weight * total_d_ratio * ratio);
+  std::memcpy(r.grad + t, &direct, sizeof direct);
+  std::memcpy(r.routed + t, &routed, sizeof routed);
   const vi low = (rd < splat<vf>(s.lo)) & (a < vf{}), high = (rd > splat<vf>(s.hi)) & (a > vf{});
   acc.loss += select(m, value + s.beta * kl * bias);
   acc.policy += select(m, value);
@@ -119,14 +123,15 @@ GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
 // The last cols % kLanes tokens, through a zero-padded copy with mask 0 beyond the row.
 GRPO_INLINE void tail(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   const int64_t n = r.cols - t;
-  alignas(32) float logp[kLanes] = {}, old[kLanes] = {}, ref[kLanes] = {}, adv[kLanes] = {}, h[kLanes] = {}, g[kLanes];
+  alignas(32) float logp[kLanes] = {}, old[kLanes] = {}, ref[kLanes] = {}, adv[kLanes] = {}, h[kLanes] = {};
+  alignas(32) float w[kLanes] = {}, g[kLanes], routed[kLanes];
   alignas(16) uint8_t mask[kLanes] = {};
   for (int64_t i = 0; i < n; ++i) {
     logp[i] = r.logp[t + i], old[i] = r.old[t + i], ref[i] = r.ref[t + i], adv[i] = r.adv[t + i];
-    h[i] = r.entropy[t + i], mask[i] = r.mask[t + i];
+    h[i] = r.entropy[t + i], w[i] = r.w[t + i], mask[i] = r.mask[t + i];
   }
-  block(Row{logp, old, ref, adv, h, mask, g, kLanes}, s, 0, acc);
-  for (int64_t i = 0; i < n; ++i) r.grad[t + i] = g[i];
+  block(Row{logp, old, ref, adv, h, w, mask, g, routed, kLanes}, s, 0, acc);
+  for (int64_t i = 0; i < n; ++i) r.grad[t + i] = g[i], r.routed[t + i] = routed[i];
 }
 
 // Row and Scalars arrive by value: nothing the loop stores can alias them.
@@ -149,6 +154,43 @@ GRPO_CLONES int64_t mask_count(const uint8_t* mask, int64_t cols) {
   return n;
 }
 
+GRPO_CLONES void subtract(const float* x, const float* y, int64_t n, float* out) {
+  for (int64_t t = 0; t < n; ++t) out[t] = x[t] - y[t];
+}
+
+GRPO_CLONES void add_into(const float* x, int64_t n, float* out) {
+  for (int64_t t = 0; t < n; ++t) out[t] += x[t];
+}
+
+// Log-weights of a row: token log-ratios, or the bin means of the sequence / item levels.
+// Returns the row's masked-token count; -1 when pass 1 found a bad input.
+double log_weights(const LossProblem& p, int64_t row, const Row& r, FastScratch& scratch, float* w, LossPartial& partial) {
+  if (p.options.is_level == GRPO_IS_TOKEN) {
+    subtract(r.logp, r.old, r.cols, w);
+    return static_cast<double>(mask_count(r.mask, r.cols));
+  }
+  const RowSums sums = bin_log_ratios(p, row, scratch.bins, partial);
+  if (partial.bad_index >= 0) return -1.0;
+  for (int64_t t = 0; t < r.cols; ++t) w[t] = r.mask[t] ? static_cast<float>(scratch.bins.log_ratio[bin_of(p, row * r.cols + t)]) : 0.0f;
+  return sums.tokens;
+}
+
+// Adds the gradient through the ratio: to the token itself (token, sequence-token levels), or
+// summed over the bin and shared by its tokens, d(bin mean)/d(logp_t) = 1 / tokens in the bin.
+void route(const LossProblem& p, int64_t row, const Row& r, RowScratch& bins) {
+  if (p.options.is_level == GRPO_IS_TOKEN || p.options.is_level == GRPO_IS_SEQUENCE_TOKEN) {
+    add_into(r.routed, r.cols, r.grad);
+    return;
+  }
+  const int64_t base = row * r.cols;
+  for (int64_t t = 0; t < r.cols; ++t)
+    if (r.mask[t]) bins.grad[bin_of(p, base + t)] += r.routed[t];
+  for (int64_t t = 0; t < r.cols; ++t) {
+    const int64_t bin = bin_of(p, base + t);
+    if (r.mask[t]) r.grad[t] += static_cast<float>(bins.grad[bin] / std::max(bins.count[bin], 1.0));
+  }
+}
+
 double lane_sum(const float* x) {
   double sum = 0.0;
   for (int j = 0; j < kLanes; ++j) sum += x[j];
@@ -167,33 +209,36 @@ Scalars scalars(const LossProblem& p, double weight) {
           kl.clamp == GRPO_KL_CLAMP_OPENRLHF || (kl.clamp == GRPO_KL_CLAMP_VERL && kl.estimator == GRPO_KL_K3) ? 10.0f : kInf};
 }
 
-}  // namespace
-
-bool fast_row_applies(const LossProblem& p) {
-  return p.options.is_level == GRPO_IS_TOKEN && p.options.surrogate.type == GRPO_LOSS_CLIP;
+// Flags the first masked token with a non-finite input.
+void flag_bad(const Row& r, int64_t base, LossPartial& partial) {
+  for (int64_t t = 0; t < r.cols && partial.bad_index < 0; ++t) {
+    const bool finite = std::isfinite(r.logp[t]) && std::isfinite(r.adv[t]) && std::isfinite(r.old[t]) &&
+                        std::isfinite(r.ref[t]) && std::isfinite(r.entropy[t]);
+    if (r.mask[t] && !finite) partial.bad_index = base + t, partial.bad_what = kBadValue;
+  }
 }
 
-void fast_loss_row(const LossProblem& p, int64_t row, float* scratch, float* grad_logp, LossPartial& partial) {
+}  // namespace
+
+bool fast_row_applies(const LossProblem& p) { return p.options.surrogate.type == GRPO_LOSS_CLIP; }
+
+void fast_loss_row(const LossProblem& p, int64_t row, FastScratch& scratch, float* grad_logp, LossPartial& partial) {
   const int64_t cols = p.cols, base = row * cols;
-  const uint8_t* mask = p.mask + base;
-  const double tokens = static_cast<double>(mask_count(mask, cols));
-  const double weight = row_weight(p, tokens);
-  // Absent inputs read a stand-in: old = logp (ratio 1), ref = logp (KL unused), entropy = logp (threshold -inf).
+  float* w = scratch.floats.data();
+  float* routed = w + cols;
   const float* logp = p.logp + base;
   const float* adv = p.advantages + base;
-  if (!p.advantages_per_token) std::fill(scratch, scratch + cols, p.advantages[row]), adv = scratch;
-  const Row r{logp, p.old_logp ? p.old_logp + base : logp, p.ref_logp ? p.ref_logp + base : logp,
-              adv, p.entropy ? p.entropy + base : logp, mask, grad_logp + base, cols};
+  if (!p.advantages_per_token) std::fill(routed + cols, routed + 2 * cols, p.advantages[row]), adv = routed + cols;
+  // Absent inputs read a stand-in: old = logp (ratio 1), ref = logp (KL 0), entropy = logp (threshold -inf).
+  const Row r{logp, p.old_logp ? p.old_logp + base : logp, p.ref_logp ? p.ref_logp + base : logp, adv,
+              p.entropy ? p.entropy + base : logp, w, p.mask + base, grad_logp + base, routed, cols};
+  const double tokens = log_weights(p, row, r, scratch, w, partial);
+  if (tokens < 0.0) return;
+  const double weight = row_weight(p, tokens);
   Lanes acc;
   row_lanes(r, scalars(p, weight), acc);
-  if (lane_sum(acc.bad) > 0.0) {
-    for (int64_t t = 0; t < cols && partial.bad_index < 0; ++t) {
-      const bool finite = std::isfinite(logp[t]) && std::isfinite(adv[t]) && std::isfinite(r.old[t]) &&
-                          std::isfinite(r.ref[t]) && std::isfinite(r.entropy[t]);
-      if (mask[t] && !finite) partial.bad_index = base + t, partial.bad_what = kBadValue;
-    }
-    return;
-  }
+  if (lane_sum(acc.bad) > 0.0) return flag_bad(r, base, partial);
+  route(p, row, r, scratch.bins);
   partial.loss += weight * lane_sum(acc.loss), partial.policy += weight * lane_sum(acc.policy);
   partial.kl += lane_sum(acc.kl), partial.low += lane_sum(acc.low), partial.high += lane_sum(acc.high);
   partial.dual += lane_sum(acc.dual), partial.ratio += lane_sum(acc.ratio), partial.ppo_kl += lane_sum(acc.ppo_kl);

@@ -13,10 +13,6 @@ namespace {
 bool per_token_ratio(int32_t level) { return level == GRPO_IS_TOKEN; }
 bool routes_to_bins(int32_t level) { return level == GRPO_IS_SEQUENCE || level == GRPO_IS_ITEM; }
 
-int64_t bin_of(const LossProblem& p, int64_t index) {
-  if (p.options.is_level != GRPO_IS_ITEM) return 0;
-  return std::clamp<int64_t>(p.segments[index], 0, p.options.num_items);  // K = the overflow bin
-}
 
 float advantage_at(const LossProblem& p, int64_t row, int64_t index) {
   return p.advantages_per_token ? p.advantages[index] : p.advantages[row];
@@ -36,28 +32,6 @@ bool inputs_finite(const LossProblem& p, int64_t row, int64_t index) {
 
 void flag(LossPartial& partial, int64_t index, int what) {
   if (partial.bad_index < 0) partial.bad_index = index, partial.bad_what = what;
-}
-
-struct RowSums {
-  double tokens = 0, vespo_log_ratio = 0;
-};
-
-// Pass 1: checks the inputs and fills the per-bin mean log-ratios (log of the geometric-mean ratio).
-RowSums bin_log_ratios(const LossProblem& p, int64_t row, RowScratch& s, LossPartial& partial) {
-  std::fill(s.log_ratio.begin(), s.log_ratio.end(), 0.0), std::fill(s.count.begin(), s.count.end(), 0.0);
-  std::fill(s.grad.begin(), s.grad.end(), 0.0);
-  RowSums sums;
-  for (int64_t index = row * p.cols; index < (row + 1) * p.cols; ++index) {
-    if (!p.mask[index]) continue;
-    if (p.segments && p.segments[index] < -1) flag(partial, index, kBadSegment);
-    if (!inputs_finite(p, row, index)) flag(partial, index, kBadValue);
-    const float d = log_ratio_at(p, index);
-    const int64_t bin = bin_of(p, index);
-    s.log_ratio[bin] += d, s.count[bin] += 1.0, sums.tokens += 1.0;
-    sums.vespo_log_ratio += std::clamp(d, -20.0f, 20.0f);
-  }
-  for (size_t b = 0; b < s.log_ratio.size(); ++b) s.log_ratio[b] /= std::max(s.count[b], 1.0);
-  return sums;
 }
 
 struct Ratio {
@@ -145,6 +119,29 @@ void geo_mean_row(const LossProblem& p, int64_t row, double tokens, float* grad,
 }
 
 }  // namespace
+
+int64_t bin_of(const LossProblem& p, int64_t index) {
+  if (p.options.is_level != GRPO_IS_ITEM) return 0;
+  return std::clamp<int64_t>(p.segments[index], 0, p.options.num_items);  // K = the overflow bin
+}
+
+// Pass 1: checks the inputs and fills the per-bin mean log-ratios (log of the geometric-mean ratio).
+RowSums bin_log_ratios(const LossProblem& p, int64_t row, RowScratch& s, LossPartial& partial) {
+  std::fill(s.log_ratio.begin(), s.log_ratio.end(), 0.0), std::fill(s.count.begin(), s.count.end(), 0.0);
+  std::fill(s.grad.begin(), s.grad.end(), 0.0);
+  RowSums sums;
+  for (int64_t index = row * p.cols; index < (row + 1) * p.cols; ++index) {
+    if (!p.mask[index]) continue;
+    if (p.segments && p.segments[index] < -1) flag(partial, index, kBadSegment);
+    if (!inputs_finite(p, row, index)) flag(partial, index, kBadValue);
+    const float d = log_ratio_at(p, index);
+    const int64_t bin = bin_of(p, index);
+    s.log_ratio[bin] += d, s.count[bin] += 1.0, sums.tokens += 1.0;
+    sums.vespo_log_ratio += std::clamp(d, -20.0f, 20.0f);
+  }
+  for (size_t b = 0; b < s.log_ratio.size(); ++b) s.log_ratio[b] /= std::max(s.count[b], 1.0);
+  return sums;
+}
 
 void loss_row(const LossProblem& p, int64_t row, RowScratch& scratch, float* grad_logp, LossPartial& partial) {
   const RowSums sums = bin_log_ratios(p, row, scratch, partial);
