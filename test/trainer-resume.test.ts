@@ -97,6 +97,13 @@ describe.each(['remark', 'rank-grpo'] as const)('resume (%s)', (recipe) => {
     expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
   });
 
+  it('the comparison is sensitive: another generation seed gives other metrics', async () => {
+    const other = { ...c, seed: 8 };
+    await train({ config: other, policy: await initial(), runDir: join(root, 'seed8'), loadPolicy, skipTest: true });
+    const rows = (dir: string) => readFileSync(join(root, dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).tokens);
+    expect(rows('seed8')).not.toEqual(rows('full'));
+  });
+
   it('a finished run refuses to resume silently; raising steps continues it', async () => {
     await expect(resume(join(root, 'full'), { loadPolicy })).rejects.toMatchObject({ code: 'GRPO_INVALID_ARGUMENT' });
     const more = await resume(join(root, 'full'), { loadPolicy, steps: 7, skipTest: true });
