@@ -20,14 +20,14 @@ describe('group advantages (TRL, verl)', () => {
     expect(stats.rewardMean).toBeCloseTo(0.5, 12);
   });
 
-  it('TV2: TRL batch std (is_std_zero uses the global std)', () => {
+  it('TV2: TRL batch std is the global std, not the group std (peer-landscape §C.1, TRL #3991)', () => {
     const { advantages, stats } = groupAdvantagesSync(f32(TV1_REWARDS), { groupSize: 4, scale: 'batch' });
     expectClose(advantages, TV2.advantages);
     expect(stats.fracRewardZeroStd).toBe(TV2.fracZeroStd);
     expect(stats.rewardStd).toBeCloseTo(0.3779645, 6);
   });
 
-  it('TV3: no scaling (TRL "none", verl norm_adv_by_std_in_grpo=False, Dr. GRPO)', () => {
+  it('TV3: no scaling (TRL "none", verl norm_adv_by_std_in_grpo=False, Dr. GRPO; peer-landscape §C.1)', () => {
     const { advantages, stats } = groupAdvantagesSync(f32(TV1_REWARDS), { groupSize: 4, scale: 'none' });
     expectClose(advantages, TV3.advantages);
     expect(stats.fracRewardZeroStd).toBe(TV3.fracZeroStd);

@@ -174,6 +174,10 @@ const positive = (name: string, v: unknown) =>
 const optional = (name: string, v: unknown, read: (n: string, x: unknown) => number) =>
   (v === null || v === undefined ? null : read(name, v));
 
+/**
+ * Fills in {@link LOSS_DEFAULTS} and checks every option: the one place where presets and overrides
+ * become the fields the native kernel reads. `geoMean` resolves `isLevel` to `"token"`.
+ */
 export function resolveLossOptions(options?: PolicyLossOptions): ResolvedLossOptions {
   check.knownKeys(FN, options, KEYS);
   const o = { ...LOSS_DEFAULTS, ...options };
