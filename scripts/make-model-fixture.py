@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes test/fixtures/model/<name>/: tiny random Llama/Qwen2 checkpoints and the logits of an
 independent PyTorch implementation of the Hugging Face forward (written here from the architecture
-description: RMSNorm, rotate-half RoPE, grouped-query causal attention, SwiGLU). Run once with
+description: RMSNorm, rotate-half RoPE, grouped-query causal attention, SwiGLU; Qwen3's per-head q/k RMSNorm). Run once with
 Debian's python3-torch:  /usr/bin/python3 scripts/make-model-fixture.py   (CI never needs torch)."""
 import json
 import os
@@ -20,14 +20,19 @@ CONFIGS = {
                        intermediate_size=40, num_hidden_layers=3, num_attention_heads=6, num_key_value_heads=6,
                        max_position_embeddings=48, rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=True,
                        attention_bias=False, hidden_act="silu", torch_dtype="bfloat16"),
+    "qwen3-tiny": dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", vocab_size=45, hidden_size=32,
+                       intermediate_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=12,
+                       max_position_embeddings=64, rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=True,
+                       attention_bias=False, hidden_act="silu", torch_dtype="float32"),
 }
 SEQUENCES = {"qwen2-tiny": [[3, 17, 42, 8, 8, 1, 49, 20, 0, 33, 12], [7, 7, 2]],
-             "llama-tiny": [[1, 39, 5, 22, 17, 30, 2, 9], [4, 11, 38, 0, 25, 6]]}
+             "llama-tiny": [[1, 39, 5, 22, 17, 30, 2, 9], [4, 11, 38, 0, 25, 6]],
+             "qwen3-tiny": [[2, 44, 13, 13, 7, 30, 1, 0, 41], [9, 3]]}
 
 
 def weights(c, generator):
     h, i, v = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
-    hd = h // c["num_attention_heads"]
+    hd = c.get("head_dim", h // c["num_attention_heads"])
     q, kv = c["num_attention_heads"] * hd, c["num_key_value_heads"] * hd
     bias = c["model_type"] == "qwen2"
     rand = lambda *shape: torch.randn(*shape, generator=generator) * 0.3
@@ -40,6 +45,9 @@ def weights(c, generator):
             w[p + f"self_attn.{name}_proj.weight"] = rand(out, h)
             if bias:
                 w[p + f"self_attn.{name}_proj.bias"] = rand(out)
+        if c["model_type"] == "qwen3":
+            w[p + "self_attn.q_norm.weight"] = 1 + rand(hd)
+            w[p + "self_attn.k_norm.weight"] = 1 + rand(hd)
         w[p + "self_attn.o_proj.weight"] = rand(h, q)
         w[p + "mlp.gate_proj.weight"] = rand(i, h)
         w[p + "mlp.up_proj.weight"] = rand(i, h)
@@ -62,7 +70,7 @@ def rotate_half(x):
 def forward(c, w, ids):
     """Logits [len, vocab] of one sequence, in float64."""
     h, nh, nkv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
-    hd, eps, n = h // nh, c["rms_norm_eps"], len(ids)
+    hd, eps, n = c.get("head_dim", h // nh), c["rms_norm_eps"], len(ids)
     W = {k: t.double() for k, t in w.items()}
     x = W["model.embed_tokens.weight"][torch.tensor(ids)]
     inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
@@ -76,6 +84,8 @@ def forward(c, w, ids):
         q = proj("q").view(n, nh, hd).transpose(0, 1)
         k = proj("k").view(n, nkv, hd).transpose(0, 1)
         v = proj("v").view(n, nkv, hd).transpose(0, 1)
+        if p + "self_attn.q_norm.weight" in W:  # Qwen3: RMSNorm of each head's vector before RoPE
+            q, k = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps), rms_norm(k, W[p + "self_attn.k_norm.weight"], eps)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k, v = k.repeat_interleave(nh // nkv, 0), v.repeat_interleave(nh // nkv, 0)
         attn = torch.softmax(q @ k.transpose(1, 2) / hd ** 0.5 + mask, -1) @ v

@@ -1,6 +1,7 @@
 // Parity with an independent PyTorch implementation of the Hugging Face Llama/Qwen2 forward
 // (scripts/make-model-fixture.py, float64): tiny random checkpoints, one in float32 with QKV bias
-// and GQA (Qwen2), one in bfloat16 with tied embeddings (Llama).
+// and GQA (Qwen2), one in bfloat16 with tied embeddings (Llama), one with per-head q/k norms and
+// head_dim != hidden / heads (Qwen3).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ interface Expected {
   sequences: { tokens: number[]; logits: number[][] }[];
 }
 
-describe.each(['qwen2-tiny', 'llama-tiny'])('%s', (name) => {
+describe.each(['qwen2-tiny', 'llama-tiny', 'qwen3-tiny'])('%s', (name) => {
   const expected = JSON.parse(readFileSync(`${folder(name)}/expected.json`, 'utf8')) as Expected;
 
   it('loads the Hugging Face config and weights', async () => {

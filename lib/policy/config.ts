@@ -20,14 +20,20 @@ export interface ModelConfig {
   tieEmbeddings: boolean;
   /** Bias on the q/k/v projections (Qwen2). */
   attentionBias: boolean;
+  /** RMSNorm over head_dim on each query and key head before RoPE (Qwen3). @defaultValue false */
+  qkNorm?: boolean;
   /** Written to config.json "architectures". @defaultValue 'LlamaForCausalLM' (or Qwen2 with attentionBias) */
   architecture: SupportedArchitecture;
 }
 
-export const SUPPORTED_ARCHITECTURES = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'MistralForCausalLM'] as const;
+export const SUPPORTED_ARCHITECTURES = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM', 'MistralForCausalLM'] as const;
 export type SupportedArchitecture = (typeof SUPPORTED_ARCHITECTURES)[number];
 
 type Json = Record<string, unknown>;
+
+const MODEL_TYPES: Record<SupportedArchitecture, string> = {
+  LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3', MistralForCausalLM: 'mistral',
+};
 
 function field(json: Json, key: string, fallback?: number): number {
   const value = json[key] ?? fallback;
@@ -42,9 +48,8 @@ function architectureOf(json: Json): SupportedArchitecture {
   const name = Array.isArray(list) && typeof list[0] === 'string' ? list[0] : undefined;
   if (name === undefined) {
     const type = json.model_type;
-    if (type === 'llama') return 'LlamaForCausalLM';
-    if (type === 'qwen2') return 'Qwen2ForCausalLM';
-    if (type === 'mistral') return 'MistralForCausalLM';
+    const found = Object.entries(MODEL_TYPES).find(([, t]) => t === type);
+    if (found) return found[0] as SupportedArchitecture;
   }
   if (!SUPPORTED_ARCHITECTURES.includes(name as SupportedArchitecture)) {
     throw new GrpoError('GRPO_UNSUPPORTED',
@@ -82,6 +87,7 @@ export function configFromHf(json: unknown): ModelConfig {
     ropeTheta: field(j, 'rope_theta', 10000),
     tieEmbeddings: j.tie_word_embeddings === true,
     attentionBias: architecture === 'Qwen2ForCausalLM' || j.attention_bias === true,
+    ...(architecture === 'Qwen3ForCausalLM' ? { qkNorm: true } : {}),
     architecture,
   });
 }
@@ -90,7 +96,7 @@ export function configFromHf(json: unknown): ModelConfig {
 export function configToHf(c: ModelConfig): Json {
   return {
     architectures: [c.architecture],
-    model_type: c.architecture === 'Qwen2ForCausalLM' ? 'qwen2' : c.architecture === 'MistralForCausalLM' ? 'mistral' : 'llama',
+    model_type: MODEL_TYPES[c.architecture],
     vocab_size: c.vocabSize,
     hidden_size: c.hiddenSize,
     intermediate_size: c.intermediateSize,
@@ -120,14 +126,17 @@ export function checkConfig(c: ModelConfig): ModelConfig {
   if (c.numHeads % c.numKvHeads !== 0) {
     throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.numHeads (${c.numHeads}) to be a multiple of numKvHeads (${c.numKvHeads})`);
   }
+  if (c.qkNorm && c.architecture !== 'Qwen3ForCausalLM') {
+    throw new GrpoError('GRPO_UNSUPPORTED', `config.qkNorm needs architecture Qwen3ForCausalLM (got ${c.architecture})`);
+  }
   if (c.headDim % 2 !== 0) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.headDim to be even but received ${c.headDim}`);
   if (!(c.rmsNormEps > 0)) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.rmsNormEps > 0 but received ${c.rmsNormEps}`);
   if (!(c.ropeTheta > 1)) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.ropeTheta > 1 but received ${c.ropeTheta}`);
   return c;
 }
 
-/** The config as the addon's Float64Array[12] (grpo_model_config field order). */
+/** The config as the addon's Float64Array[13] (grpo_model_config field order). */
 export function configToNative(c: ModelConfig): Float64Array {
   return Float64Array.of(c.vocabSize, c.hiddenSize, c.intermediateSize, c.numLayers, c.numHeads, c.numKvHeads, c.headDim,
-    c.maxPositions, c.rmsNormEps, c.ropeTheta, c.tieEmbeddings ? 1 : 0, c.attentionBias ? 1 : 0);
+    c.maxPositions, c.rmsNormEps, c.ropeTheta, c.tieEmbeddings ? 1 : 0, c.attentionBias ? 1 : 0, c.qkNorm ? 1 : 0);
 }

@@ -41,13 +41,13 @@ void check_offsets(Napi::Env env, const std::vector<int64_t>& offsets, int64_t t
   if (offsets.size() < 2 || offsets.back() != tokens) throw_status(env, GRPO_ERR_SHAPE, "offsets must end at the token count");
 }
 
-// (config Float64Array[12], seed)
+// (config Float64Array[13], seed)
 Napi::Value create(const Napi::CallbackInfo& info) {
   auto f = view_arg<double>(info, 0, "config");
-  expect_length(info.Env(), f, 12, "config");
+  expect_length(info.Env(), f, 13, "config");
   const auto i = [&](int k) { return static_cast<int64_t>(f.data[k]); };
   grpo_model_config c{i(0), i(1), i(2), i(3), i(4), i(5), i(6), i(7), static_cast<float>(f.data[8]), static_cast<float>(f.data[9]),
-                      static_cast<int32_t>(i(10)), static_cast<int32_t>(i(11))};
+                      static_cast<int32_t>(i(10)), static_cast<int32_t>(i(11)), static_cast<int32_t>(i(12))};
   grpo_model* model = nullptr;
   check(info.Env(), grpo_model_create(&c, static_cast<uint64_t>(int_arg(info, 1, "seed")), &model));
   return wrap(info.Env(), model);

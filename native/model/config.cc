@@ -46,6 +46,7 @@ Config make_config(const grpo_model_config& c) {
   m.rope_theta = c.rope_theta;
   m.tie_embeddings = c.tie_word_embeddings != 0;
   m.qkv_bias = c.attention_bias != 0;
+  m.qk_norm = c.qk_norm != 0;
   return m;
 }
 

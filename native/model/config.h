@@ -10,7 +10,7 @@ namespace grpo::model {
 struct Config {
   int64_t vocab = 0, hidden = 0, intermediate = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, max_positions = 0;
   float eps = 1e-6f, rope_theta = 10000.0f;
-  bool tie_embeddings = false, qkv_bias = false;
+  bool tie_embeddings = false, qkv_bias = false, qk_norm = false;
   bool bf16_matmuls = false;  // a run-time choice, not part of the shape: dense layers multiply in bfloat16
 
   int64_t q_dim() const { return heads * head_dim; }

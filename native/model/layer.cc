@@ -37,6 +37,14 @@ std::vector<Segment> segments(const Config& c, const TokenLayout& tl, LayerActs&
   return segs;
 }
 
+// d (gradient after the per-head norm) becomes the gradient before it.
+void head_norm_backward(const Config& c, const std::vector<float>& raw, const float* w, const std::vector<float>& rms,
+                        float* dw, std::vector<float>& d) {
+  std::vector<float> d_raw(d.size(), 0.0f);
+  rmsnorm_backward(raw.data(), w, rms.data(), d.data(), static_cast<int64_t>(rms.size()), c.head_dim, d_raw.data(), dw);
+  d.swap(d_raw);
+}
+
 }  // namespace
 
 void LayerActs::resize(const Config& c, int64_t T) {
@@ -46,6 +54,11 @@ void LayerActs::resize(const Config& c, int64_t T) {
   for (auto* buf : {&k, &v}) buf->resize(static_cast<size_t>(T * c.kv_dim()));
   lse.resize(static_cast<size_t>(T * c.heads));
   for (auto* buf : {&gate, &up, &act}) buf->resize(static_cast<size_t>(T * c.intermediate));
+  if (!c.qk_norm) return;
+  q_raw.resize(q.size());
+  k_raw.resize(k.size());
+  q_rms.resize(static_cast<size_t>(T * c.heads));
+  k_rms.resize(static_cast<size_t>(T * c.kv_heads));
 }
 
 void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w, const TokenLayout& tl, const float* x,
@@ -56,6 +69,12 @@ void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w
   linear_forward(a.xn1.data(), w.wq, w.bq, T, H, c.q_dim(), a.q.data(), c.bf16_matmuls);
   linear_forward(a.xn1.data(), w.wk, w.bk, T, H, c.kv_dim(), a.k.data(), c.bf16_matmuls);
   linear_forward(a.xn1.data(), w.wv, w.bv, T, H, c.kv_dim(), a.v.data(), c.bf16_matmuls);
+  if (c.qk_norm) {  // RMSNorm of each head's vector (rows [T·heads, head_dim])
+    std::swap(a.q, a.q_raw);
+    std::swap(a.k, a.k_raw);
+    rmsnorm_forward(a.q_raw.data(), w.q_norm, T * c.heads, c.head_dim, c.eps, a.q.data(), a.q_rms.data());
+    rmsnorm_forward(a.k_raw.data(), w.k_norm, T * c.kv_heads, c.head_dim, c.eps, a.k.data(), a.k_rms.data());
+  }
   rope_apply(rope, a.q.data(), tl.positions.data(), T, c.heads, false);
   rope_apply(rope, a.k.data(), tl.positions.data(), T, c.kv_heads, false);
   attention_forward(attn_shape(c), a.q.data(), segments(c, tl, a, cache, layer), a.attn.data(), a.lse.data());
@@ -92,6 +111,10 @@ void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& 
   attention_backward(attn_shape(c), a.q.data(), segs, a.attn.data(), a.lse.data(), d_attn.data(), dq.data());
   rope_apply(rope, dq.data(), tl.positions.data(), T, c.heads, true);
   rope_apply(rope, dk.data(), tl.positions.data(), T, c.kv_heads, true);
+  if (c.qk_norm) {
+    head_norm_backward(c, a.q_raw, w.q_norm, a.q_rms, g.q_norm, dq);
+    head_norm_backward(c, a.k_raw, w.k_norm, a.k_rms, g.k_norm, dk);
+  }
   std::fill(d_norm.begin(), d_norm.end(), 0.0f);
   linear_backward(a.xn1.data(), w.wq, dq.data(), T, H, c.q_dim(), d_norm.data(), g.wq, g.bq, c.bf16_matmuls);
   linear_backward(a.xn1.data(), w.wk, dk.data(), T, H, kv, d_norm.data(), g.wk, g.bk, c.bf16_matmuls);

@@ -34,6 +34,7 @@ struct KvCache {
 // Activations of one layer [T, ·] (the input x_in is stored so that backward can run layer by layer).
 struct LayerActs {
   std::vector<float> x_in, rms1, xn1, q, k, v, attn, lse, x_mid, rms2, xn2, gate, up, act;
+  std::vector<float> q_raw, k_raw, q_rms, k_rms;  // qk_norm only: projections before the head norms, their 1/rms
   void resize(const Config& c, int64_t T);
 };
 

@@ -51,6 +51,10 @@ Layout make_layout(const Config& c) {
       add(l, p + "self_attn." + proj + "_proj.weight", out, c.hidden, true, false);
       if (c.qkv_bias) add(l, p + "self_attn." + proj + "_proj.bias", out, 1, false, false);
     }
+    if (c.qk_norm) {
+      add(l, p + "self_attn.q_norm.weight", c.head_dim, 1, false, true);
+      add(l, p + "self_attn.k_norm.weight", c.head_dim, 1, false, true);
+    }
     add(l, p + "self_attn.o_proj.weight", c.hidden, c.q_dim(), true, false);
     add(l, p + "post_attention_layernorm.weight", c.hidden, 1, false, true);
     add(l, p + "mlp.gate_proj.weight", c.intermediate, c.hidden, true, false);
@@ -74,7 +78,8 @@ ModelTensors bind(const Config& c, const Layout& l, float* base) {
                         at(l, base, a + "k_proj.weight"), at(l, base, a + "k_proj.bias"), at(l, base, a + "v_proj.weight"),
                         at(l, base, a + "v_proj.bias"), at(l, base, a + "o_proj.weight"),
                         at(l, base, p + "post_attention_layernorm.weight"), at(l, base, p + "mlp.gate_proj.weight"),
-                        at(l, base, p + "mlp.up_proj.weight"), at(l, base, p + "mlp.down_proj.weight")});
+                        at(l, base, p + "mlp.up_proj.weight"), at(l, base, p + "mlp.down_proj.weight"),
+                        at(l, base, a + "q_norm.weight"), at(l, base, a + "k_norm.weight")});
   }
   return t;
 }

@@ -30,6 +30,7 @@ Layout make_layout(const Config& c);
 // Pointers of one decoder layer inside a buffer with the layout above (biases null without qkv_bias).
 struct LayerTensors {
   float *attn_norm, *wq, *bq, *wk, *bk, *wv, *bv, *wo, *mlp_norm, *w_gate, *w_up, *w_down;
+  float *q_norm, *k_norm;  // [head_dim] each, null without qk_norm
 };
 
 struct ModelTensors {

@@ -1,6 +1,6 @@
 // The built-in decoder: finite-difference gradients of every tensor (so every layer: embedding,
-// RMSNorm, rotary attention with GQA and biases, SwiGLU, final norm, LM head) on tiny configs,
-// bitwise determinism across thread counts, and AdamW against its formula.
+// RMSNorm, rotary attention with GQA, biases and per-head q/k norms, SwiGLU, final norm, LM head) on
+// tiny configs, bitwise determinism across thread counts, and AdamW against its formula.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -10,8 +10,8 @@
 
 namespace {
 
-grpo_model_config tiny(bool tied, bool bias) {
-  return {13, 8, 12, 2, 4, 2, 2, 16, 1e-5f, 10000.0f, tied ? 1 : 0, bias ? 1 : 0};
+grpo_model_config tiny(bool tied, bool bias, bool qk_norm = false) {
+  return {13, 8, 12, 2, 4, 2, qk_norm ? 4 : 2, 16, 1e-5f, 10000.0f, tied ? 1 : 0, bias ? 1 : 0, qk_norm ? 1 : 0};
 }
 
 struct Batch {
@@ -47,9 +47,9 @@ grpo_model* randomised(const grpo_model_config& config) {
 }
 
 // Analytic gradient of tensor `index` (read back through a parameter probe) vs central differences.
-void gradients_match_finite_differences(bool tied, bool bias) {
+void gradients_match_finite_differences(bool tied, bool bias, bool qk_norm) {
   Batch b;
-  grpo_model* m = randomised(tiny(tied, bias));
+  grpo_model* m = randomised(tiny(tied, bias, qk_norm));
   const int64_t P = grpo_model_num_parameters(m);
   loss(m, b, true);
   CHECK(grpo_model_zero_grad(m) == GRPO_OK);
@@ -87,6 +87,48 @@ void gradients_match_finite_differences(bool tied, bool bias) {
     }
     offset += n;
   }
+  grpo_model_destroy(m);
+}
+
+std::vector<float> all_params(grpo_model* m, std::vector<bool>* decayed) {
+  std::vector<float> out;
+  for (int64_t i = 0; i < grpo_model_num_tensors(m); ++i) {
+    const char* name;
+    int64_t ndim, shape[2];
+    grpo_model_tensor_info(m, i, &name, &ndim, shape);
+    std::vector<float> values(shape[0] * shape[1]);
+    grpo_model_get_tensor(m, name, values.data(), static_cast<int64_t>(values.size()));
+    out.insert(out.end(), values.begin(), values.end());
+    if (decayed) decayed->insert(decayed->end(), values.size(), ndim == 2);
+  }
+  return out;
+}
+
+// One AdamW step from zero moments: p ← p − lr·wd·p (matrices only) − lr·m̂ / (√v̂ + eps), m̂ = g, v̂ = g².
+void adamw_matches_formula() {
+  Batch b;
+  grpo_model* m = randomised(tiny(false, true));
+  std::vector<bool> decayed;
+  const std::vector<float> before = all_params(m, &decayed);
+  loss(m, b, true);
+  grpo_model_backward(m, b.w_logp.data(), b.w_entropy.data());
+  grpo_adamw_options probe{0.0f, 0.0f, 0.5f, 1e-8f, 0.0f, 0.0f};
+  grpo_model_adamw_step(m, &probe, nullptr);  // lr 0: reads the gradient out as the first moment
+  std::vector<float> grad(before.size()), v(before.size());
+  int64_t step;
+  grpo_model_get_optimizer(m, grad.data(), v.data(), &step);
+  std::vector<float> zeros(before.size(), 0.0f);
+  grpo_model_set_optimizer(m, zeros.data(), zeros.data(), 0);
+  loss(m, b, true);
+  grpo_model_backward(m, b.w_logp.data(), b.w_entropy.data());
+  const grpo_adamw_options o{0.05f, 0.9f, 0.99f, 1e-3f, 0.2f, 0.0f};
+  CHECK(grpo_model_adamw_step(m, &o, nullptr) == GRPO_OK);
+  const std::vector<float> after = all_params(m, nullptr);
+  std::vector<double> expected(before.size());
+  for (size_t i = 0; i < before.size(); ++i)
+    expected[i] = before[i] - (decayed[i] ? o.lr * o.weight_decay * before[i] : 0.0) -
+                  o.lr * grad[i] / (std::fabs(static_cast<double>(grad[i])) + o.eps);
+  grpo::test::close("adamw", after.data(), expected.data(), after.size(), 1e-5, 1e-4);
   grpo_model_destroy(m);
 }
 
@@ -132,8 +174,10 @@ void bad_input_is_rejected() {
 }  // namespace
 
 int main() {
-  gradients_match_finite_differences(false, true);
-  gradients_match_finite_differences(true, false);
+  gradients_match_finite_differences(false, true, false);
+  gradients_match_finite_differences(true, false, false);
+  gradients_match_finite_differences(false, false, true);  // Qwen3: per-head q/k norms, head_dim != hidden / heads
+  adamw_matches_formula();
   same_bits_for_any_thread_count();
   bad_input_is_rejected();
   return grpo::test::report("test_model");

@@ -5,7 +5,8 @@
  * (sequence s is tokens[seq_offsets[s] .. seq_offsets[s+1]); positions restart at 0 per sequence).
  * targets [T] give the next token to score at each position (ignore_index = no score there).
  * Parameters live in one float32 buffer under Hugging Face tensor names
- * ("model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", ..., "lm_head.weight").
+ * ("model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", ..., "lm_head.weight");
+ * with qk_norm also "model.layers.{i}.self_attn.q_norm.weight" and "k_norm.weight" [head_dim].
  * A model handle is not thread-safe: callers serialise calls on one handle.
  */
 #ifndef GRPO_MODEL_H
@@ -25,6 +26,7 @@ typedef struct grpo_model_config {
       head_dim, max_position_embeddings;
   float rms_norm_eps, rope_theta;
   int32_t tie_word_embeddings, attention_bias; /* booleans */
+  int32_t qk_norm; /* boolean: RMSNorm over head_dim on each query and key head before RoPE (Qwen3) */
 } grpo_model_config;
 
 /* Parameters drawn from N(0, 0.02²) (norm weights 1, biases 0), keyed by seed only: same seed, same bits. */
