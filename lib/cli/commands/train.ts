@@ -34,6 +34,6 @@ export const trainCommand: Command = {
     const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'));
     const result = await trainWithProgress(reporter, `train ${config.recipe}`, { config, policy, runDir: required(args, 'out', 'run directory') });
     if (result.test) reporter.line(JSON.stringify({ test: result.test }, null, 2));
-    reporter.line(`Run directory: ${result.runDir} (metrics.jsonl, validation.jsonl, test.json, report/report.md)`);
+    if (result.test) reporter.line(`Run directory: ${result.runDir} (metrics.jsonl, validation.jsonl, test.json, report/report.md)`);
   },
 };
