@@ -71,7 +71,7 @@ describe('the step', () => {
     const base = { recipe: 'remark' as const, groups: 2, candidates: 3, learningRate: 5e-2, generation: { maxNewTokens: 12 }, rewards: { ranks: 3, catalog: 'none' as const }, data: { moviesDir }, loss: { beta: 0, isLevel: 'token' as const } };
     for (const policyUpdates of [1, 2]) {
       const config = resolveConfig({ ...base, policyUpdates, advantages: { lengthShaping: false } });
-      const policy = tinyPolicy();
+      const policy = await tinyPolicy();
       // a fake signal everywhere: every token gets advantage 1 (so the update moves the policy)
       const task = createTask(config, policy.tokenizer!);
       const signalled = { ...task, advantages: (_rewards: unknown, rollout: Rollout) => ({ signal: { advantages: new Float32Array(rollout.mask.length).fill(1), lossMask: rollout.mask }, stats: {} }) };
@@ -88,7 +88,7 @@ describe('the step', () => {
       rewards: { ranks: 3, catalog: 'none' }, data: { moviesDir }, loss: { beta: 0.1, isLevel: 'token' },
       validation: { every: 0, klThreshold: 1e-9 }, advantages: { lengthShaping: true }, testPrompts: 1,
     });
-    const result = await train({ config, policy: tinyPolicy(), runDir: join(tempRunRoot(), 'kl'), loadPolicy: (d) => BuiltinPolicy.load(d) });
+    const result = await train({ config, policy: await tinyPolicy(), runDir: join(tempRunRoot(), 'kl'), loadPolicy: (d) => BuiltinPolicy.load(d) });
     expect(result.stopReason).toBe('klThreshold');
     expect(result.steps).toBeLessThan(20);
   });

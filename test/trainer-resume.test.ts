@@ -43,7 +43,7 @@ describe.each(['remark', 'rank-grpo'] as const)('resume (%s)', (recipe) => {
 
   beforeAll(async () => {
     // a short SFT on the train lists, so that completions hold items, hits and EOS tokens
-    const policy = tinyPolicy();
+    const policy = await tinyPolicy();
     await sft(policy, recommendExamples(moviesData(moviesDir), 3), { steps: 120, batchSize: 4, learningRate: 1e-2 }, { out: start });
   });
 

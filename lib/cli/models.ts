@@ -38,6 +38,6 @@ export function demoTokenizer(vocabSize: number, data: DataConfig, ranks: number
 }
 
 /** A fresh demo model (weights from `seed`) over `tokenizer`. */
-export function demoPolicy(size: 'demo' | 'quick', tokenizer: Tokenizer, seed: number): BuiltinPolicy {
+export async function demoPolicy(size: 'demo' | 'quick', tokenizer: Tokenizer, seed: number): Promise<BuiltinPolicy> {
   return BuiltinPolicy.create({ ...DEMO_MODELS[size], vocabSize: tokenizer.vocabSize }, { seed, tokenizer });
 }

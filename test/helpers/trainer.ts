@@ -24,7 +24,7 @@ export function tinyConfig(vocabSize: number): ModelConfig {
   };
 }
 
-export function tinyPolicy(seed = 1): BuiltinPolicy {
+export async function tinyPolicy(seed = 1): Promise<BuiltinPolicy> {
   const tokenizer = tinyTokenizer();
   return BuiltinPolicy.create(tinyConfig(tokenizer.vocabSize), { seed, tokenizer });
 }

@@ -35,7 +35,7 @@ async function sftPhase(reporter: Reporter, s: DemoSettings, out: string, sftSte
   const bpe = reporter.phase('tokenizer (byte-level BPE)', 1);
   const tokenizer = demoTokenizer(s.vocabSize, data, ranks);
   bpe.done(`${tokenizer.vocabSize} tokens`);
-  const policy = demoPolicy(s.model, tokenizer, 0);
+  const policy = await demoPolicy(s.model, tokenizer, 0);
   reporter.line(`Built-in model: ${policy.parameterCount().toLocaleString('en-US')} parameters, ${getThreads()} threads`);
   const examples = [...recommendExamples(moviesData(''), ranks), ...arithmeticExamples(data, [1, 3])];
   const options = { ...s.sft, steps: sftSteps ?? s.sft.steps };

@@ -40,7 +40,7 @@ export const sftCommand: Command = {
     const model = args.flags.get('model') ?? 'demo';
     if (model !== 'demo' && model !== 'quick') throw new GrpoError('GRPO_INVALID_ARGUMENT', `--model: expected demo or quick but received "${model}"`);
     const from = args.flags.get('policy');
-    const policy = from ? await loadPolicy(from) : demoPolicy(model, demoTokenizer(intFlag(args, 'vocab', 1024), data, ranks), seed);
+    const policy = from ? await loadPolicy(from) : await demoPolicy(model, demoTokenizer(intFlag(args, 'vocab', 1024), data, ranks), seed);
     const examples = [
       ...(sets.includes('movies') ? recommendExamples(moviesData(''), ranks) : []),
       ...(sets.includes('arithmetic') ? arithmeticExamples(data, [1, 3]) : []),
