@@ -6,7 +6,7 @@ import { tokenAdvantages, tokenAdvantagesSync } from '../lib/kernels/token-advan
 import { itemTokenRowReference } from '../lib/reference/advantage.js';
 import { TV8, TV10 } from './fixtures/grpo-vectors.js';
 import { expectClose } from './helpers/close.js';
-import { errorCode } from './helpers/error-code.js';
+import { codeOf } from './helpers/errors.js';
 import { randomInts, randomNormal } from './helpers/random.js';
 
 const flat = (rows: readonly (readonly number[])[]) => rows.flat();
@@ -88,13 +88,13 @@ describe('sequence advantages on tokens and truncation (peer-landscape §C.3)', 
   });
 
   it('gives typed errors for bad input', () => {
-    expect(errorCode(() => tokenAdvantagesSync({ advantages: sequence, mask: mask.subarray(1) }))).toBe('GRPO_SHAPE_MISMATCH');
-    expect(errorCode(() => tokenAdvantagesSync({ advantages: sequence, mask }, { truncation: 'dropTruncated' }))).toBe('GRPO_INVALID_ARGUMENT');
-    expect(errorCode(() => tokenAdvantagesSync({ advantages: sequence, mask, truncated }, { truncation: 'dropSuffix' }))).toBe('GRPO_INVALID_ARGUMENT');
+    expect(codeOf(() => tokenAdvantagesSync({ advantages: sequence, mask: mask.subarray(1) }))).toBe('GRPO_SHAPE_MISMATCH');
+    expect(codeOf(() => tokenAdvantagesSync({ advantages: sequence, mask }, { truncation: 'dropTruncated' }))).toBe('GRPO_INVALID_ARGUMENT');
+    expect(codeOf(() => tokenAdvantagesSync({ advantages: sequence, mask, truncated }, { truncation: 'dropSuffix' }))).toBe('GRPO_INVALID_ARGUMENT');
     const item = tv10Input();
-    expect(errorCode(() => tokenAdvantagesSync({ ...item, segments: Int32Array.from(item.segments, (s) => (s === 2 ? -5 : s)) }))).toBe('GRPO_INDEX_RANGE');
-    expect(errorCode(() => tokenAdvantagesSync({ ...item, eosPositions: Int32Array.of(9, 0, 0, 0) }))).toBe('GRPO_INDEX_RANGE');
-    expect(errorCode(() => tokenAdvantagesSync({ ...item, advantages: Float32Array.of(NaN, ...TV8.advantages.slice(1)) }))).toBe('GRPO_NON_FINITE');
-    expect(errorCode(() => tokenAdvantagesSync({ ...item, mask: new Float32Array(32) as unknown as Uint8Array }))).toBe('GRPO_INVALID_ARGUMENT');
+    expect(codeOf(() => tokenAdvantagesSync({ ...item, segments: Int32Array.from(item.segments, (s) => (s === 2 ? -5 : s)) }))).toBe('GRPO_INDEX_RANGE');
+    expect(codeOf(() => tokenAdvantagesSync({ ...item, eosPositions: Int32Array.of(9, 0, 0, 0) }))).toBe('GRPO_INDEX_RANGE');
+    expect(codeOf(() => tokenAdvantagesSync({ ...item, advantages: Float32Array.of(NaN, ...TV8.advantages.slice(1)) }))).toBe('GRPO_NON_FINITE');
+    expect(codeOf(() => tokenAdvantagesSync({ ...item, mask: new Float32Array(32) as unknown as Uint8Array }))).toBe('GRPO_INVALID_ARGUMENT');
   });
 });

@@ -7,7 +7,7 @@ import { groupsOf, normalizeGroupsReference, rankCellsOf } from '../lib/referenc
 import { setThreads } from '../lib/runtime.js';
 import { TV1, TV1_REWARDS, TV2, TV3, TV4, TV5, TV6, TV7, TV8 } from './fixtures/grpo-vectors.js';
 import { expectClose } from './helpers/close.js';
-import { errorCode } from './helpers/error-code.js';
+import { codeOf } from './helpers/errors.js';
 
 const f32 = (xs: readonly number[]) => Float32Array.from(xs);
 const verl = { stdEpsilon: 1e-6, singletonGroup: 'raw' } as const;
@@ -166,15 +166,15 @@ describe('advantage properties (fast-check)', () => {
 describe('advantage errors', () => {
 
   it('gives typed errors for bad shapes, values and options', () => {
-    expect(errorCode(() => groupAdvantagesSync(f32([1, 2, 3]), { groupSize: 2 }))).toBe('GRPO_SHAPE_MISMATCH');
-    expect(errorCode(() => groupAdvantagesSync(f32([1, 2]), { groupSize: -2 }))).toBe('GRPO_VALUE_RANGE');
-    expect(errorCode(() => groupAdvantagesSync(f32([1, Infinity]), { groupSize: 2 }))).toBe('GRPO_NON_FINITE');
-    expect(errorCode(() => groupAdvantagesSync(f32([1, 2]), { groupIds: Int32Array.of(0, -1) }))).toBe('GRPO_INDEX_RANGE');
-    expect(errorCode(() => groupAdvantagesSync(f32([1, 2]), { groupIds: Int32Array.of(0) }))).toBe('GRPO_SHAPE_MISMATCH');
-    expect(errorCode(() => groupAdvantagesSync(f32([1, 2]), { scale: 'global' as 'group' }))).toBe('GRPO_VALUE_RANGE');
-    expect(errorCode(() => groupAdvantagesSync(f32([1, 2]), { groupSise: 2 } as object))).toBe('GRPO_UNKNOWN_OPTION');
-    expect(errorCode(() => groupAdvantagesSync([1, 2] as unknown as Float32Array))).toBe('GRPO_INVALID_ARGUMENT');
-    expect(errorCode(() => rankAdvantagesSync(f32([1, 2, 3]), { candidates: 2, ranks: 2 }))).toBe('GRPO_SHAPE_MISMATCH');
-    expect(errorCode(() => groupAdvantagesSync(f32([1, 2, 3, 4]), { groupSize: 2, objectives: 2, rewardWeights: [1] }))).toBe('GRPO_SHAPE_MISMATCH');
+    expect(codeOf(() => groupAdvantagesSync(f32([1, 2, 3]), { groupSize: 2 }))).toBe('GRPO_SHAPE_MISMATCH');
+    expect(codeOf(() => groupAdvantagesSync(f32([1, 2]), { groupSize: -2 }))).toBe('GRPO_VALUE_RANGE');
+    expect(codeOf(() => groupAdvantagesSync(f32([1, Infinity]), { groupSize: 2 }))).toBe('GRPO_NON_FINITE');
+    expect(codeOf(() => groupAdvantagesSync(f32([1, 2]), { groupIds: Int32Array.of(0, -1) }))).toBe('GRPO_INDEX_RANGE');
+    expect(codeOf(() => groupAdvantagesSync(f32([1, 2]), { groupIds: Int32Array.of(0) }))).toBe('GRPO_SHAPE_MISMATCH');
+    expect(codeOf(() => groupAdvantagesSync(f32([1, 2]), { scale: 'global' as 'group' }))).toBe('GRPO_VALUE_RANGE');
+    expect(codeOf(() => groupAdvantagesSync(f32([1, 2]), { groupSise: 2 } as object))).toBe('GRPO_UNKNOWN_OPTION');
+    expect(codeOf(() => groupAdvantagesSync([1, 2] as unknown as Float32Array))).toBe('GRPO_INVALID_ARGUMENT');
+    expect(codeOf(() => rankAdvantagesSync(f32([1, 2, 3]), { candidates: 2, ranks: 2 }))).toBe('GRPO_SHAPE_MISMATCH');
+    expect(codeOf(() => groupAdvantagesSync(f32([1, 2, 3, 4]), { groupSize: 2, objectives: 2, rewardWeights: [1] }))).toBe('GRPO_SHAPE_MISMATCH');
   });
 });

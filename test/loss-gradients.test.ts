@@ -10,7 +10,7 @@ import {
 import { policyLossReference, type LossReferenceInput } from '../lib/reference/loss.js';
 import { setThreads } from '../lib/runtime.js';
 import { expectClose } from './helpers/close.js';
-import { errorCode } from './helpers/error-code.js';
+import { codeOf } from './helpers/errors.js';
 import { randomInts, randomNormal } from './helpers/random.js';
 
 const K = 3;
@@ -158,7 +158,7 @@ describe('policy-loss backward', () => {
 
 describe('policy-loss errors', () => {
   const x = randomInput(2, 3, 5, false);
-  const code = (input: PolicyLossInput, o?: PolicyLossOptions) => errorCode(() => policyLossSync(input, o));
+  const code = (input: PolicyLossInput, o?: PolicyLossOptions) => codeOf(() => policyLossSync(input, o));
 
   it('gives typed errors for shapes, values, indices and options', () => {
     expect(code({ ...x, shape: [3, 3] })).toBe('GRPO_SHAPE_MISMATCH');
