@@ -104,7 +104,7 @@ async function demo(roofs) {
 async function qwen05b() {
   const c = QWEN05B;
   const start = performance.now();
-  const policy = BuiltinPolicy.create(c, { seed: 1 });
+  const policy = await BuiltinPolicy.createAsync(c, { seed: 1 });
   const createS = (performance.now() - start) / 1e3;
   const prompts = batchOf(c, 4, 16, 0, 5).prompts;
   const genS = await seconds(() => policy.generate(prompts, { maxNewTokens: 16, seed: 1, stopTokens: [] }), 1);

@@ -131,6 +131,13 @@ describe('bad input', () => {
     expect(() => BuiltinPolicy.create({ ...tiny, numKvHeads: 3 })).toThrow(expect.objectContaining({ code: 'GRPO_VALUE_RANGE' }));
     return expect(policy.generate([[1]], { topP: 0 })).rejects.toMatchObject({ code: 'GRPO_VALUE_RANGE' });
   });
+  it('createAsync draws the same weights as create', async () => {
+    const a = BuiltinPolicy.create(tiny, { seed: 9 });
+    const b = await BuiltinPolicy.createAsync(tiny, { seed: 9 });
+    expect(b.getTensors()).toEqual(a.getTensors());
+    await expect(BuiltinPolicy.createAsync({ ...tiny, headDim: 7 })).rejects.toMatchObject({ code: 'GRPO_VALUE_RANGE' });
+  });
+
   it('a disposed policy', async () => {
     const p = BuiltinPolicy.create(tiny);
     p.dispose();

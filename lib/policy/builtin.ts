@@ -2,7 +2,7 @@
 // Calls on one model run one at a time (a promise chain); each runs off the event loop.
 import { native } from '../binding.js';
 import { fromNativeError, GrpoError } from '../errors.js';
-import { callAsync } from '../kernels/native-call.js';
+import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
 import * as check from '../validate.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
@@ -81,16 +81,33 @@ export class BuiltinPolicy implements Policy {
     this.frozen = frozen;
   }
 
-  /** A new model with weights drawn from N(0, 0.02²) keyed by `seed`. */
+  /** A new model with weights drawn from N(0, 0.02²) keyed by `seed` (blocks while it draws them: see {@link createAsync}). */
   static create(config: ModelConfig, options: BuiltinOptions = {}): BuiltinPolicy {
-    check.knownKeys('BuiltinPolicy.create', options, BUILTIN_KEYS);
+    const policy = BuiltinPolicy.allocate(config, options);
     const seed = check.integer('BuiltinPolicy.create seed', options.seed ?? 0, 0);
+    wrapNative(() => native().modelInit(policy.live(), seed, false));
+    return policy;
+  }
+
+  /** {@link create} with the weights drawn off the event loop (seconds for a 0.5B model); same weights for the same seed. */
+  static createAsync(config: ModelConfig, options: BuiltinOptions = {}): Promise<BuiltinPolicy> {
+    return rejectOnThrow(async () => {
+      const policy = BuiltinPolicy.allocate(config, options);
+      const seed = check.integer('BuiltinPolicy.createAsync seed', options.seed ?? 0, 0);
+      await callAsync((a) => native().modelInit(policy.live(), seed, a), () => undefined);
+      return policy;
+    });
+  }
+
+  /** A model with zero parameters (filled by create or load). */
+  private static allocate(config: ModelConfig, options: BuiltinOptions): BuiltinPolicy {
+    check.knownKeys('BuiltinPolicy options', options, BUILTIN_KEYS);
     checkConfig(config);
     if (options.tokenizer && options.tokenizer.vocabSize > config.vocabSize) {
       throw new GrpoError('GRPO_SHAPE_MISMATCH', `The tokenizer has ${options.tokenizer.vocabSize} tokens but config.vocabSize is ${config.vocabSize}`);
     }
     const bf16 = check.boolean('BuiltinPolicy.create bf16Matmuls', options.bf16Matmuls ?? false);
-    const handle = wrapNative(() => native().modelCreate(configToNative(config), seed));
+    const handle = wrapNative(() => native().modelCreate(configToNative(config)));
     if (bf16) native().modelSetBf16Matmuls(handle, true);
     return new BuiltinPolicy(config, handle, options.tokenizer, options.optimizer ?? {}, false);
   }
@@ -98,7 +115,7 @@ export class BuiltinPolicy implements Policy {
   /** Loads a Hugging Face-style folder (config.json, safetensors weights, tokenizer and optimizer state when present). */
   static async load(dir: string, options: Omit<BuiltinOptions, 'seed'> = {}): Promise<BuiltinPolicy> {
     const loaded = await loadCheckpoint(dir);
-    const policy = BuiltinPolicy.create(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer });
+    const policy = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer });
     policy.setTensors(loaded.tensors);
     if (loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
     return policy;

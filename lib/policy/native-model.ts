@@ -11,7 +11,8 @@ export type ModelHandle = { readonly __model: unique symbol };
 
 declare module '../native-types.js' {
   interface NativeBinding {
-    modelCreate(config: F64, seed: number): ModelHandle;
+    modelCreate(config: F64): ModelHandle;
+    modelInit(model: ModelHandle, seed: number, async: boolean): Done;
     modelClone(model: ModelHandle): ModelHandle;
     modelDispose(model: ModelHandle): void;
     modelTensors(model: ModelHandle): { name: string; shape: number[] }[];

@@ -41,7 +41,7 @@ void check_offsets(Napi::Env env, const std::vector<int64_t>& offsets, int64_t t
   if (offsets.size() < 2 || offsets.back() != tokens) throw_status(env, GRPO_ERR_SHAPE, "offsets must end at the token count");
 }
 
-// (config Float64Array[13], seed)
+// (config Float64Array[13]) → a model with zero parameters
 Napi::Value create(const Napi::CallbackInfo& info) {
   auto f = view_arg<double>(info, 0, "config");
   expect_length(info.Env(), f, 13, "config");
@@ -49,8 +49,15 @@ Napi::Value create(const Napi::CallbackInfo& info) {
   grpo_model_config c{i(0), i(1), i(2), i(3), i(4), i(5), i(6), i(7), static_cast<float>(f.data[8]), static_cast<float>(f.data[9]),
                       static_cast<int32_t>(i(10)), static_cast<int32_t>(i(11)), static_cast<int32_t>(i(12))};
   grpo_model* model = nullptr;
-  check(info.Env(), grpo_model_create(&c, static_cast<uint64_t>(int_arg(info, 1, "seed")), &model));
+  check(info.Env(), grpo_model_create(&c, &model));
   return wrap(info.Env(), model);
+}
+
+// (model, seed, async)
+Napi::Value init(const Napi::CallbackInfo& info) {
+  grpo_model* model = model_arg(info);
+  const uint64_t seed = static_cast<uint64_t>(int_arg(info, 1, "seed"));
+  return dispatch(info, bool_arg(info, 2, "async"), [=] { return grpo_model_init(model, seed); }, {info[0]});
 }
 
 Napi::Value clone(const Napi::CallbackInfo& info) {
@@ -265,6 +272,7 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
 
 void register_model(Napi::Env env, Napi::Object exports) {
   exports.Set("modelCreate", Napi::Function::New(env, create));
+  exports.Set("modelInit", Napi::Function::New(env, init));
   exports.Set("modelClone", Napi::Function::New(env, clone));
   exports.Set("modelDispose", Napi::Function::New(env, dispose));
   exports.Set("modelTensors", Napi::Function::New(env, tensors));

@@ -33,9 +33,8 @@ void check(grpo_status status) {
 
 }  // namespace
 
-Model::Model(const Config& c, uint64_t seed) : config(c), layout(make_layout(c)), rope(make_rope(c.head_dim, c.rope_theta)) {
+Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rope(c.head_dim, c.rope_theta)) {
   params.resize(static_cast<size_t>(layout.total));
-  init_parameters(layout, seed, params.data());
   p = bind(config, layout, params.data());
 }
 

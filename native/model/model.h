@@ -38,7 +38,7 @@ struct Model {
   TrainState train;
   Workspace work;
 
-  Model(const Config& c, uint64_t seed);
+  explicit Model(const Config& c);  // parameters zero
   Model(const Model& other);  // parameters only
   void ensure_grads();
   void release_work() { work = Workspace{}; }

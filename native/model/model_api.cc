@@ -37,11 +37,18 @@ const grpo::model::TensorSlot& slot_of(const grpo_model* model, const char* name
 
 extern "C" {
 
-grpo_status grpo_model_create(const grpo_model_config* config, uint64_t seed, grpo_model** out) {
+grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out) {
   return grpo::guarded([&] {
     need(config, "config");
     need(out, "out");
-    *out = new grpo_model{grpo::model::Model(grpo::model::make_config(*config), seed)};
+    *out = new grpo_model{grpo::model::Model(grpo::model::make_config(*config))};
+  });
+}
+
+grpo_status grpo_model_init(grpo_model* model, uint64_t seed) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    grpo::model::init_parameters(model->impl.layout, seed, model->impl.params.data());
   });
 }
 

@@ -29,8 +29,10 @@ typedef struct grpo_model_config {
   int32_t qk_norm; /* boolean: RMSNorm over head_dim on each query and key head before RoPE (Qwen3) */
 } grpo_model_config;
 
+/* A model whose parameters are all zero (to be filled by grpo_model_init or grpo_model_set_tensor). */
+grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out);
 /* Parameters drawn from N(0, 0.02²) (norm weights 1, biases 0), keyed by seed only: same seed, same bits. */
-grpo_status grpo_model_create(const grpo_model_config* config, uint64_t seed, grpo_model** out);
+grpo_status grpo_model_init(grpo_model* model, uint64_t seed);
 /* A copy of the parameters (no gradients, optimizer state or activations). */
 grpo_status grpo_model_clone(const grpo_model* model, grpo_model** out);
 void grpo_model_destroy(grpo_model* model);
