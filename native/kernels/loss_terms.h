@@ -23,7 +23,7 @@ typedef int32_t vi __attribute__((vector_size(4 * kVectorLanes)));
 template <typename F> GRPO_INLINE F splat(float x) { return F{} + x; }
 GRPO_INLINE float pick(bool c, float x, float y) { return c ? x : y; }
 GRPO_INLINE vf pick(const vi& c, const vf& x, const vf& y) { return c ? x : y; }
-GRPO_INLINE float pow2(float n) { return simd::bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23); }
+using simd::pow2;
 GRPO_INLINE vf pow2(const vf& n) {
   const vi bits = (__builtin_convertvector(n, vi) + 127) << 23;
   return reinterpret_cast<vf>(bits);
@@ -34,17 +34,8 @@ template <typename F> GRPO_INLINE F clamp_to(const F& x, const F& lo, const F& h
 // reduction and polynomial of simd::exp_nonpositive (about 2 ulp), with x clamped to [-87, 87]
 // (e^x saturates at 1.6e-38 and 6.1e37 instead of reaching 0 / +Infinity).
 template <typename F> GRPO_INLINE F exp_any(const F& x) {
-  const F c = clamp_to(x, splat<F>(-87.0f), splat<F>(87.0f));
-  const F n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  F r = c - n * 0.693145751953125f;
-  r = r - n * 1.428606765330187e-06f;
-  F p = splat<F>(1.0f / 720.0f);
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  F n;
+  const F p = simd::exp_polynomial(clamp_to(x, splat<F>(-87.0f), splat<F>(87.0f)), &n);
   return p * pow2(n);
 }
 

@@ -31,24 +31,35 @@ GRPO_INLINE float bits_to_float(uint32_t bits) {
   return value;
 }
 
-// e^x for x <= 0 (arguments of softmax after subtracting the row max), about 2 ulp.
-// Cody–Waite range reduction x = n·ln2 + r, |r| <= ln2/2, then a degree-6 polynomial;
-// branch-free so it vectorises. Returns exactly 0 for x < -87.3 (and for -Infinity).
-GRPO_INLINE float exp_nonpositive(float x) {
-  const float clamped = x < -87.3f ? -87.3f : x;
+// The exp kernel shared by every exp here: Cody–Waite range reduction x = n·ln2 + r, |r| <= ln2/2,
+// then a degree-6 polynomial in r (about 2 ulp). Returns p(r) and sets n; the caller scales by 2^n
+// in its own type. Branch-free for float and GCC vector types alike, so callers vectorise.
+template <typename F>
+GRPO_INLINE F exp_polynomial(const F& x, F* n_out) {
   // Adding 1.5·2^23 rounds to the nearest integer in float arithmetic (vectorises, unlike roundf).
-  const float n = (clamped * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = clamped - n * 0.693145751953125f;
+  const F n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  F r = x - n * 0.693145751953125f;
   r = r - n * 1.428606765330187e-06f;
-  float p = 1.0f / 720.0f;
+  F p = F{} + 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
   p = p * r + 1.0f / 24.0f;
   p = p * r + 1.0f / 6.0f;
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const float scale = bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
-  return x < -87.3f ? 0.0f : p * scale;
+  *n_out = n;
+  return p;
+}
+
+// 2^n for an integral float n in [-126, 127].
+GRPO_INLINE float pow2(float n) { return bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23); }
+
+// e^x for x <= 0 (arguments of softmax after subtracting the row max).
+// Returns exactly 0 for x < -87.3 (and for -Infinity).
+GRPO_INLINE float exp_nonpositive(float x) {
+  float n;
+  const float p = exp_polynomial(x < -87.3f ? -87.3f : x, &n);
+  return x < -87.3f ? 0.0f : p * pow2(n);
 }
 
 // Largest finite-or-(-inf) value of x[0, n); `bad` is set when x holds NaN or +Infinity.
