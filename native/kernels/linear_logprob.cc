@@ -27,8 +27,7 @@ struct Shape {
 
 // Running softmax statistics of one row across vocab tiles.
 struct OnlineRow {
-  float max = -INFINITY;
-  ExpMoments moments;
+  OnlineSoftmax softmax;
   float target_logit = 0.0f;
 };
 
@@ -43,18 +42,11 @@ void compute_tile(const float* hidden, const float* weight, const float* bias, c
 }
 
 void absorb_tile_row(const float* x, int64_t cols, int64_t row, int64_t v0, int32_t target, float scale, OnlineRow& state) {
-  bool bad = false;
-  const float tile_max = simd::max_checked(x, cols, &bad) * scale;
-  if (bad) fail(GRPO_ERR_NON_FINITE, "logits row %lld (vocab %lld..) contains NaN or +Infinity", static_cast<long long>(row),
-                static_cast<long long>(v0));
   if (target >= v0 && target < v0 + cols) state.target_logit = x[target - v0] * scale;
-  if (tile_max == -INFINITY) return;
-  const ExpMoments tile = exp_moments(x, cols, scale, tile_max, nullptr);
-  const float new_max = std::max(state.max, tile_max);
-  const ExpMoments old_part = rebase(state.moments, state.max, new_max);
-  const ExpMoments new_part = rebase(tile, tile_max, new_max);
-  state.moments = {old_part.sum + new_part.sum, old_part.dot + new_part.dot};
-  state.max = new_max;
+  state.softmax.absorb(x, cols, scale);
+  if (!state.softmax.finite)
+    fail(GRPO_ERR_NON_FINITE, "logits row %lld (vocab %lld..) contains NaN or +Infinity", static_cast<long long>(row),
+         static_cast<long long>(v0));
 }
 
 // Statistics (lse, entropy, logp) of every row of the row block [r0, r0 + n).
@@ -80,9 +72,10 @@ struct RowOutput {
 };
 
 RowOutput finish_row(const OnlineRow& state, int64_t row) {
-  if (state.max == -INFINITY) fail(GRPO_ERR_VALUE_RANGE, "logits row %lld is -Infinity everywhere", static_cast<long long>(row));
-  const float log_sum = std::log(state.moments.sum);
-  return {state.max, log_sum, (state.target_logit - state.max) - log_sum, log_sum - state.moments.dot / state.moments.sum};
+  const OnlineSoftmax& stats = state.softmax;
+  if (stats.max == -INFINITY) fail(GRPO_ERR_VALUE_RANGE, "logits row %lld is -Infinity everywhere", static_cast<long long>(row));
+  const float log_sum = stats.log_sum();
+  return {stats.max, log_sum, (state.target_logit - stats.max) - log_sum, stats.entropy()};
 }
 
 Shape make_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_logprob_options* o) {

@@ -30,19 +30,17 @@ void check_common(const float* logits, const int32_t* targets, int64_t rows, int
     fail(GRPO_ERR_VALUE_RANGE, "temperature must be finite and > 0 (got %g)", options->temperature);
 }
 
-// The scaled row's statistics; throws if the row holds NaN/+Inf or its target is masked out entirely.
-RowResult score_row(const float* x, int64_t vocab, int64_t row, int32_t target, float scale, const float* next_row) {
+// The scaled row's statistics; throws if the row holds NaN/+Inf or is masked out entirely.
+RowResult score_row(const float* x, int64_t vocab, int64_t row, int32_t target, float scale) {
   if (target < 0 || target >= vocab)
     fail(GRPO_ERR_INDEX_RANGE, "targets[%lld] = %d is outside [0, %lld)", static_cast<long long>(row), target,
          static_cast<long long>(vocab));
-  bool bad = false;
-  const float max = simd::max_checked(x, vocab, &bad) * scale;
-  if (bad) fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(row));
-  if (max == -INFINITY) fail(GRPO_ERR_VALUE_RANGE, "logits row %lld is -Infinity everywhere", static_cast<long long>(row));
-  const ExpMoments moments = exp_moments(x, vocab, scale, max, next_row);
-  const float log_sum = std::log(moments.sum);
+  const OnlineSoftmax stats = row_softmax(x, vocab, scale);
+  if (!stats.finite) fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(row));
+  if (stats.max == -INFINITY) fail(GRPO_ERR_VALUE_RANGE, "logits row %lld is -Infinity everywhere", static_cast<long long>(row));
+  const float log_sum = stats.log_sum();
   // (z_target − max) − log_sum keeps full precision when |logits| is large (1e4: ulp ≈ 1e-3).
-  return {max, log_sum, (x[target] * scale - max) - log_sum, log_sum - moments.dot / moments.sum};
+  return {stats.max, log_sum, (x[target] * scale - stats.max) - log_sum, stats.entropy()};
 }
 
 int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }
@@ -60,7 +58,7 @@ void logprob_forward(const float* logits, const int32_t* targets, int64_t rows, 
         if (entropy) entropy[t] = 0.0f;
         continue;
       }
-      const RowResult r = score_row(x, vocab, t, targets[t], scale, t + 1 < end ? x + vocab : nullptr);
+      const RowResult r = score_row(x, vocab, t, targets[t], scale);
       logp[t] = r.logp;
       if (entropy) entropy[t] = r.entropy;
     }
@@ -82,7 +80,7 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
         for (int64_t j = 0; j < vocab; ++j) out[j] = 0.0f;
         continue;
       }
-      const RowResult r = score_row(x, vocab, t, targets[t], scale, nullptr);
+      const RowResult r = score_row(x, vocab, t, targets[t], scale);
       softmax_row_backward(x, vocab, scale, r.max, r.log_sum, r.entropy, grad_logp[t], g_entropy, targets[t], out);
     }
   });

@@ -5,6 +5,7 @@
 // Masked entries (x = −Infinity) have e = 0 and contribute nothing (d is clamped first).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace grpo {
@@ -14,12 +15,24 @@ struct ExpMoments {
   float dot = 0.0f;
 };
 
-// Σ e and Σ e·d over x[0, n) for d = x·scale − shift. `prefetch` (nullable, n floats) is
-// touched one cache line per 16 floats so the next row streams in while this one computes.
-ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift, const float* prefetch);
+// Σ e and Σ e·d over x[0, n) for d = x·scale − shift.
+ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift);
 
-// Merges moments taken relative to shift `from` into ones relative to `to` (to >= from).
-ExpMoments rebase(ExpMoments moments, float from, float to);
+// Softmax statistics accumulated span by span (an online log-sum-exp): each span's max, then its
+// exp moments relative to that max while the span is still in L1, merged with one rescale. A row
+// absorbed in L1-sized spans is therefore read from memory once, and the exps overlap the stream.
+struct OnlineSoftmax {
+  float max = -INFINITY;  // of the scaled logits seen so far
+  ExpMoments moments;     // relative to max
+  bool finite = true;     // false once a span held NaN or +Infinity
+
+  void absorb(const float* x, int64_t n, float scale);
+  float log_sum() const;
+  float entropy() const;
+};
+
+// The statistics of a whole row.
+OnlineSoftmax row_softmax(const float* x, int64_t n, float scale);
 
 // out[j] = scale · (g_logp · (δ(j = target) − p_j) − g_entropy · p_j · (log p_j + H)),
 // log p_j = (x_j·scale − max) − log_sum. `out` may alias `x`. target < 0 means no target in this span.
