@@ -1,5 +1,5 @@
 // The built-in policy at the demo config (vocab 4096, d 256, 4 layers, 4 heads, SwiGLU 688):
-// training tokens/s (forward + backward + AdamW), generation tokens/s (384 sequences, 32-token
+// training tokens/s (forward + backward + AdamW; float32 and with bf16 dense matmuls), generation tokens/s (384 sequences, 32-token
 // prompts, 160 new tokens, KV cache), scoring tokens/s, the share of a training step spent in its
 // matmuls (the same GEMM shapes timed alone) and achieved GFLOP/s against the FMA roof of this run.
 // Before timing, cached generation is checked against full recomputation (the plain reference path).
@@ -83,6 +83,9 @@ async function demo(roofs) {
   const trainRows = 32, L = 192, T = trainRows * L;
   const train = batchOf(c, trainRows, 32, 160, 11);
   const trainS = await seconds(() => policy.step(train, sftLoss()), 3);
+  const bf16 = BuiltinPolicy.create(c, { seed: 1, bf16Matmuls: true });
+  const trainBf16S = await seconds(() => bf16.step(train, sftLoss()), 3);
+  bf16.dispose();
   const scoreBatch = batchOf(c, 384, 32, 160, 21);
   const scoreS = await seconds(() => policy.score(scoreBatch), 2);
   const prompts = scoreBatch.prompts;
@@ -95,6 +98,7 @@ async function demo(roofs) {
     ['training tokens/s (32 × 192 per step)', fixed(T / trainS, 0)],
     ['  GFLOP/s (share of FMA roof)', `${fixed(trainFlops / trainS / 1e9, 1)} (${fixed((100 * trainFlops) / trainS / 1e9 / roofs.fmaGflops, 0)}%)`],
     ['  share of the step in matmuls', `${fixed((100 * mmS) / trainS, 0)}%`],
+    ['training tokens/s with bf16Matmuls', fixed(T / trainBf16S, 0)],
     ['generation tokens/s (384 × 160 new)', fixed((384 * 160) / genS, 0)],
     ['scoring tokens/s (384 × 192)', fixed((384 * 191) / scoreS, 0)],
     ['peak RSS MB', fixed(peakRssMb(), 0)],
