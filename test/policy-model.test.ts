@@ -97,6 +97,15 @@ describe('training', () => {
     expect(last).toBeLessThan(first * 0.8);
   });
 
+  it('concurrent calls on a policy and its clone give the results of sequential calls', async () => {
+    const policy = BuiltinPolicy.create(tiny, { seed: 8 });
+    const reference = await policy.clone();
+    const batch = { prompts, completions: [randomInts(6, 37, 13), randomInts(3, 37, 14), randomInts(8, 37, 15)] };
+    const sequential = [await reference.score(batch), await policy.generate(prompts, { maxNewTokens: 6, seed: 1 }), await policy.score(batch)];
+    const concurrent = await Promise.all([reference.score(batch), policy.generate(prompts, { maxNewTokens: 6, seed: 1 }), policy.score(batch)]);
+    expect(concurrent).toEqual(sequential);
+  });
+
   it('training is bitwise identical for 1 and 2 threads; the frozen clone keeps the old weights', async () => {
     const run = async (threads: number) => {
       setThreads(threads);
