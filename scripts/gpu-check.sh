@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One prepared run on a machine with an NVIDIA GPU, about 8 minutes on 16 cores; prints every figure.
-#   1. without Node: build grpo_cuda_parity (CUDA vs CPU kernels in one C++ program) and run it: parity checks,
-#      then GPU timings against the H200's roofs;
+#   1. without Node: build grpo_cuda_host_check and grpo_cuda_parity (CUDA vs CPU kernels in one C++ program) and
+#      run them: bit-exact pieces on the host, parity checks on the GPU, then GPU timings against the H200's roofs;
 #   2. with Node and this repo's node_modules (npm ci), if present: build both addons (npm run build:cuda), run
 #      the CUDA parity and no-GPU-path vitest suites, and bench/cuda.bench.js.
 # Usage: scripts/gpu-check.sh [output dir]   (the log is also written there when given, e.g. "$OUT")
@@ -20,8 +20,11 @@ run_checks() {
   step "1. grpo_cuda_parity (no Node): build"
   start=$SECONDS
   cmake -S . -B build-gpu -G Ninja -DGRPO_WITH_CUDA=ON -DGRPO_BUILD_TESTS=OFF >build-gpu.log 2>&1
-  cmake --build build-gpu --target grpo_cuda_parity -j "$jobs" >>build-gpu.log 2>&1 || { tail -40 build-gpu.log; return 1; }
+  cmake --build build-gpu --target grpo_cuda_parity grpo_cuda_host_check -j "$jobs" >>build-gpu.log 2>&1 ||
+    { tail -40 build-gpu.log; return 1; }
   echo "built in $((SECONDS - start)) s"
+  step "1. grpo_cuda_host_check (the sampler's bit-exact pieces, on the host)"
+  build-gpu/native/cuda/grpo_cuda_host_check
   step "1. grpo_cuda_parity: parity, then timings"
   build-gpu/native/cuda/grpo_cuda_parity
 

@@ -1,10 +1,12 @@
 // Per-row softmax math on the device, shared by the plain and fused log-prob kernels and the sampler.
 // exp_nonpositive is the CPU's polynomial (native/kernels/simd.h) with every a·b + c as one fused
 // multiply-add, which is what GCC emits in the AVX2 and AVX-512 clones (-ffp-contract=fast): the same
-// bits as the CPU on any machine with FMA (the sampler's draws depend on them).
+// bits as the CPU on any machine with FMA (the sampler's draws depend on them; host_check.cu checks it).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "reduce.cuh"
 
@@ -12,20 +14,42 @@ namespace grpo::cuda {
 
 constexpr float kExpUnderflow = -103.9f;
 
-__device__ __forceinline__ float exp_nonpositive(float x) {
+// Bit casts usable on host and device (the host side serves native/cuda/host_check.cu).
+__host__ __device__ inline uint32_t float_bits(float f) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(f);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+#endif
+}
+
+__host__ __device__ inline float bits_float(uint32_t bits) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
+
+// fmaf is one correctly rounded fused multiply-add on both sides; nothing else here can be contracted.
+__host__ __device__ inline float exp_nonpositive(float x) {
   const float clamped = x < -87.3f ? -87.3f : x;
-  const float n = __fsub_rn(__fmaf_rn(clamped, 1.44269504088896341f, 12582912.0f), 12582912.0f);
-  float r = __fmaf_rn(-n, 0.693145751953125f, clamped);
-  r = __fmaf_rn(-n, 1.428606765330187e-06f, r);
+  const float n = fmaf(clamped, 1.44269504088896341f, 12582912.0f) - 12582912.0f;
+  float r = fmaf(-n, 0.693145751953125f, clamped);
+  r = fmaf(-n, 1.428606765330187e-06f, r);
   float p = 1.0f / 720.0f;
-  p = __fmaf_rn(p, r, 1.0f / 120.0f);
-  p = __fmaf_rn(p, r, 1.0f / 24.0f);
-  p = __fmaf_rn(p, r, 1.0f / 6.0f);
-  p = __fmaf_rn(p, r, 0.5f);
-  p = __fmaf_rn(p, r, 1.0f);
-  p = __fmaf_rn(p, r, 1.0f);
-  const float scale = __int_as_float((static_cast<int>(n) + 127) << 23);
-  return x < -87.3f ? 0.0f : __fmul_rn(p, scale);
+  p = fmaf(p, r, 1.0f / 120.0f);
+  p = fmaf(p, r, 1.0f / 24.0f);
+  p = fmaf(p, r, 1.0f / 6.0f);
+  p = fmaf(p, r, 0.5f);
+  p = fmaf(p, r, 1.0f);
+  p = fmaf(p, r, 1.0f);
+  const float scale = bits_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  return x < -87.3f ? 0.0f : p * scale;
 }
 
 __device__ __forceinline__ float clamp_low(float d) { return d < kExpUnderflow ? kExpUnderflow : d; }

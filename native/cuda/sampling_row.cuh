@@ -19,14 +19,13 @@ struct Scratch {  // shared memory of one block
   unsigned long long u[kMaxWarps];
 };
 
-// Order-preserving map of floats to unsigned keys: a < b ⇔ key(a) < key(b) (no NaN here).
-__device__ __forceinline__ uint32_t order_key(float f) {
-  const uint32_t bits = __float_as_uint(f);
+// Order-preserving map of floats to unsigned keys: a < b ⇔ key(a) < key(b), a == b ⇔ key(a) == key(b)
+// (-0 is +0; no NaN here).
+__host__ __device__ inline uint32_t order_key(float f) {
+  const uint32_t bits = float_bits(f == 0.0f ? 0.0f : f);
   return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
 }
-__device__ __forceinline__ float key_float(uint32_t key) {
-  return __uint_as_float(key & 0x80000000u ? key & 0x7FFFFFFFu : ~key);
-}
+__host__ __device__ inline float key_float(uint32_t key) { return bits_float(key & 0x80000000u ? key & 0x7FFFFFFFu : ~key); }
 
 struct WeightSum {
   double mass;               // Σ w
@@ -91,7 +90,7 @@ __device__ inline float threshold_search(const float* y, const float* w, int64_t
 }
 
 // floor(w · 2^(24 + low_bits)) as the CPU computes it (two exact float → int truncations).
-__device__ __forceinline__ uint64_t fixed_point(float w, float low_scale, int low_bits) {
+__host__ __device__ inline uint64_t fixed_point(float w, float low_scale, int low_bits) {
   const float scaled = w * 16777216.0f;
   const int32_t high = static_cast<int32_t>(scaled);
   const int32_t low = static_cast<int32_t>((scaled - static_cast<float>(high)) * low_scale);
