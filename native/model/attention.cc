@@ -1,5 +1,6 @@
 #include "attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "gemm.h"
@@ -43,8 +44,29 @@ void softmax_rows(float* S, int64_t rows, int64_t cols, float* lse, int64_t stri
   }
 }
 
+// A single query row (a decoding step): plain dot products, no GEMM packing of K and V for one row.
+GRPO_CLONES void forward_row(const AttnShape& s, const Dims& d, const float* q, const Segment& seg, int64_t h, float* S,
+                             float* out, float* lse) {
+  const int64_t hd = s.head_dim, g = h / d.group;
+  const float* qh = q + seg.t0 * d.q_ld + h * hd;
+  for (int64_t j = 0; j < d.keys; ++j) {
+    const float* k = seg.k + j * d.kv_ld + g * hd;
+    float dot = 0.0f;
+    for (int64_t e = 0; e < hd; ++e) dot += qh[e] * k[e];
+    S[j] = d.scale * dot;
+  }
+  softmax_rows(S, 1, d.keys, lse ? lse + seg.t0 * s.heads + h : nullptr, s.heads);
+  float* o = out + seg.t0 * d.q_ld + h * hd;
+  std::fill(o, o + hd, 0.0f);
+  for (int64_t j = 0; j < d.keys; ++j) {
+    const float* v = seg.v + j * d.kv_ld + g * hd;
+    for (int64_t e = 0; e < hd; ++e) o[e] += S[j] * v[e];
+  }
+}
+
 void forward_head(const AttnShape& s, const float* q, const Segment& seg, int64_t h, float* S, float* out, float* lse) {
   const Dims d = dims(s, seg);
+  if (seg.len == 1) return forward_row(s, d, q, seg, h, S, out, lse);
   scores(s, d, q, seg, h, S);
   softmax_rows(S, seg.len, d.keys, lse ? lse + seg.t0 * s.heads + h : nullptr, s.heads);
   gemm(false, false, seg.len, s.head_dim, d.keys, 1.0f, S, d.keys, seg.v + (h / d.group) * s.head_dim, d.kv_ld, 0.0f,
