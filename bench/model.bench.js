@@ -46,24 +46,24 @@ function forwardFlops(c, T, L) {
   return c.numLayers * perLayer + 2 * T * c.hiddenSize * c.vocabSize;
 }
 
+/** Median seconds of C [m, n] = A [m, k] · B [n, k]ᵀ into a preallocated C, after a warm-up call. */
+function productSeconds(m, n, k) {
+  const a = new Float32Array(m * k).fill(0.01), b = new Float32Array(n * k).fill(0.01), out = new Float32Array(m * n);
+  matmulSync(a, b, { m, n, k }, { transB: true, out });
+  const times = [0, 1, 2].map(() => {
+    const start = performance.now();
+    matmulSync(a, b, { m, n, k }, { transB: true, out });
+    return (performance.now() - start) / 1e3;
+  });
+  return times.sort((x, y) => x - y)[1];
+}
+
 /** The GEMMs of one training step (forward once, backward twice; the LM head is recomputed in backward), timed alone. */
 function matmulSeconds(c, T) {
   const q = c.numHeads * c.headDim, kv = c.numKvHeads * c.headDim, H = c.hiddenSize, I = c.intermediateSize;
   const shapes = [[T, q, H], [T, kv, H], [T, kv, H], [T, H, q], [T, I, H], [T, I, H], [T, H, I]];
-  let total = 0;
-  for (const [m, n, k] of shapes) {
-    const a = new Float32Array(m * k).fill(0.01), b = new Float32Array(n * k).fill(0.01);
-    const start = performance.now();
-    matmulSync(a, b, { m, n, k }, { transB: true });
-    total += (performance.now() - start) / 1e3;
-  }
-  const head = (() => {
-    const a = new Float32Array(T * H).fill(0.01), b = new Float32Array(c.vocabSize * H).fill(0.01);
-    const start = performance.now();
-    matmulSync(a, b, { m: T, n: c.vocabSize, k: H }, { transB: true });
-    return (performance.now() - start) / 1e3;
-  })();
-  return 3 * c.numLayers * total + 4 * head; // backward: 2 products per forward product; head: forward + 3 in backward
+  const layer = shapes.reduce((sum, [m, n, k]) => sum + productSeconds(m, n, k), 0);
+  return 3 * c.numLayers * layer + 4 * productSeconds(T, c.vocabSize, H); // backward: 2 products per forward product
 }
 
 async function checkCachedGeneration(policy, config) {

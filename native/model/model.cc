@@ -126,8 +126,7 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   for (int64_t l = c.layers - 1; l >= 0; --l)
     layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], scratch, dx);
   embed_backward(m, ts.tokens.data(), T, dx.data());
-  ts.ready = false;
-  ts.layers.clear();
+  ts.ready = false;  // the activation buffers stay allocated for the next training step
 }
 
 }  // namespace grpo::model
