@@ -5,7 +5,9 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getThreads } from '../../runtime.js';
 import type { ConfigInput } from '../../trainer/config.js';
+import type { ZeroRewardFractions } from '../../eval/diagnostics.js';
 import type { StepRecord } from '../../trainer/loop.js';
+import { readJsonlRows, RunDir } from '../../trainer/run-dir.js';
 import { resolveConfig } from '../../trainer/recipes.js';
 import { compareRuns } from '../../trainer/run-report.js';
 import { arithmeticExamples, recommendExamples } from '../../trainer/sft.js';
@@ -21,6 +23,13 @@ const RECOMMEND_METRICS = ['rowRecall', 'requestRecall', 'unionRecall', 'relevan
 const CCR_METRICS = ['accuracy', 'completionTokens'];
 
 const stat = (name: string) => (r: StepRecord) => r.stats[name];
+
+/** Zero-reward fractions of a run's training batches, averaged over its steps. */
+async function zeroRewardMeans(dir: string): Promise<ZeroRewardFractions> {
+  const rows = await readJsonlRows<StepRecord>(new RunDir(dir).file('metrics'));
+  const mean = (name: string) => rows.reduce((sum, r) => sum + r.stats[name], 0) / rows.length;
+  return { cells: mean('zeroRewardCells'), requests: mean('zeroRewardGroups') };
+}
 
 async function trainPair(reporter: Reporter, out: string, sftDir: string, base: ConfigInput, recipes: readonly string[], extra: (recipe: string) => ConfigInput, overrides: ConfigInput) {
   for (const recipe of recipes) {
@@ -99,7 +108,11 @@ export const demoCommand: Command = {
     await trainPair(reporter, out, sftDir, s.recommend, ['rank-grpo', 'remark'], () => ({}), overrides);
     await trainPair(reporter, out, sftDir, s.ccr, ['grpo', 'ccr'], (r) => ({ generation: { maxNewTokens: s.caps[r as 'ccr' | 'grpo'] } as ConfigInput['generation'] }), overrides);
     const [rec, ccr] = pairs(out);
-    await compareRuns([rec.baseline.dir, rec.other.dir], join(out, 'report', 'recommend'), { title: rec.title, names: ['rank-grpo', 'remark'] });
+    const zeroRewards = {
+      'respondent row (rank-grpo training)': await zeroRewardMeans(rec.baseline.dir),
+      'union (remark training)': await zeroRewardMeans(rec.other.dir),
+    };
+    await compareRuns([rec.baseline.dir, rec.other.dir], join(out, 'report', 'recommend'), { title: rec.title, names: ['rank-grpo', 'remark'], diagnostics: { zeroRewards } });
     await compareRuns([ccr.baseline.dir, ccr.other.dir], join(out, 'report', 'ccr'), { title: ccr.title, names: ['grpo', 'ccr'] });
     const tables = await Promise.all(pairs(out).map(pairTable));
     const minutes = ((performance.now() - started) / 60000).toFixed(1);
