@@ -1,7 +1,8 @@
-// Resume equals uninterrupted: a run stopped at an epoch boundary (Ctrl-C path) and a run that crashes
-// during validation, both resumed from their run directories, log exactly the metrics, validations and
-// test results of an uninterrupted run with the same seed (wall times aside).
-import { readFileSync } from 'node:fs';
+// Resume equals uninterrupted: a run stopped at an epoch boundary (Ctrl-C path), a run that crashes
+// during validation and one that crashes while writing a checkpoint, all resumed from their run
+// directories, log exactly the metrics, validations and test results of an uninterrupted run with the
+// same seed (wall times aside).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
@@ -92,6 +93,31 @@ describe.each(['remark', 'rank-grpo'] as const)('resume (%s)', (recipe) => {
     await expect(train({ config: c, policy: await initial(), runDir, loadPolicy, task: crashing })).rejects.toThrow('simulated crash');
     const logged = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n');
     expect(logged.length).toBe(4); // steps 3 and 4 were logged after the step-2 checkpoint
+    const resumed = await resume(runDir, { loadPolicy });
+    expect(resumed.steps).toBe(6);
+    expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
+  });
+
+  it('a crash while writing a checkpoint leaves the previous one in place; resuming replays exactly', async () => {
+    const runDir = join(root, 'torn');
+    const policy = await initial();
+    // the policy's save writes half a file into the step-4 checkpoint and dies
+    const torn = new Proxy(policy, {
+      get(target, key) {
+        if (key === 'save') {
+          return async (dir: string) => {
+            if (!dir.includes('.step-4.tmp')) return target.save(dir);
+            mkdirSync(dir, { recursive: true });
+            writeFileSync(join(dir, 'config.json'), '{"vocab_si');
+            throw new Error('simulated crash while writing');
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await expect(train({ config: c, policy: torn, runDir, loadPolicy })).rejects.toThrow('simulated crash while writing');
+    expect(JSON.parse(readFileSync(join(runDir, 'latest.json'), 'utf8')).step).toBe(2);
     const resumed = await resume(runDir, { loadPolicy });
     expect(resumed.steps).toBe(6);
     expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
