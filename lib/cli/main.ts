@@ -24,6 +24,8 @@ function overview(): string {
     '',
     'Commands:',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Every command: --help for its options; --quiet for results only (no progress output).',
   ].join('\n');
 }
 
