@@ -5,7 +5,8 @@ import { getThreads, cpuPath, linearLogprobsSync, logprobsBackwardSync, logprobs
 import { linearLogitsReference, logprobsReference } from '../dist/reference/logprob.js';
 import { native } from '../dist/binding.js';
 import { measureRoofs } from './roof.js';
-import { fixed, measure, once, peakRssMb, rssMb } from './timing.js';
+import { execFileSync } from 'node:child_process';
+import { fixed, measure, once } from './timing.js';
 
 function randomLogits(n, seed) {
   let state = seed >>> 0;
@@ -74,9 +75,8 @@ function fusedRows(roofs) {
     logprobsReference(refLogits, targets.subarray(0, check)).logp);
   if (error > 1e-3) throw new Error(`linearLogprobs differs from the reference by ${error}`);
   const flops = 2 * T * H * V;
-  const rssBefore = rssMb();
   const fused = measure('fused forward', () => linearLogprobsSync(hidden, weight, targets), 5);
-  const fusedPeakMb = peakRssMb() - rssBefore;
+  const memory = JSON.parse(execFileSync(process.execPath, [new URL('./fused-memory.js', import.meta.url).pathname, T, H, V], { encoding: 'utf8' }));
   const gradLogp = new Float32Array(T).fill(1);
   const fusedBackward = measure('fused backward', () => linearLogprobsBackward(hidden, weight, targets, gradLogp), 3);
   const logits = new Float32Array(T * V); // [T, V]: the unfused path's 256 MB
@@ -90,10 +90,10 @@ function fusedRows(roofs) {
   return [
     { kernel: 'fused linear forward', shape: `${T}x${H}x${V}`, ms: fused.ms, rme: fused.rme, GFLOPs: flops / fused.ms / 1e6,
       fmaRoof: flops / fused.ms / 1e6 / roofs.fmaGflops, vsGemm: fused.ms / gemm.ms, vsUnfused: fused.ms / unfused.ms, workspaceMb,
-      peakExtraMb: fusedPeakMb, maxError: error },
+      peakExtraMb: memory.forwardPeakExtraMb, maxError: error },
     { kernel: 'fused linear backward', shape: `${T}x${H}x${V}`, ms: fusedBackward.ms, rme: fusedBackward.rme,
       GFLOPs: (4 * flops) / fusedBackward.ms / 1e6, fmaRoof: (4 * flops) / fusedBackward.ms / 1e6 / roofs.fmaGflops,
-      vsGemm: fusedBackward.ms / gemm.ms, vsUnfused: NaN, workspaceMb, peakExtraMb: NaN, maxError: error },
+      vsGemm: fusedBackward.ms / gemm.ms, vsUnfused: NaN, workspaceMb, peakExtraMb: memory.backwardPeakExtraMb, maxError: error },
     { kernel: 'GEMM alone (NT)', shape: `${T}x${H}x${V}`, ms: gemm.ms, rme: gemm.rme, GFLOPs: flops / gemm.ms / 1e6,
       fmaRoof: flops / gemm.ms / 1e6 / roofs.fmaGflops, vsGemm: 1, vsUnfused: NaN, workspaceMb: 256, peakExtraMb: NaN, maxError: NaN },
   ];
