@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device.cuh"
+#include "advantage_checks.h"
 #include "grpo/advantage.h"
 #include "reduce.cuh"
 
@@ -161,23 +162,6 @@ void index_groups(const int32_t* ids, int64_t n, int64_t num_groups, std::vector
   for (int64_t i = 0; i < n; ++i) order[next[ids[i]]++] = i;
 }
 
-void check_options(const grpo_advantage_options* o) {
-  if (!o) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
-  if (o->scale < 0 || o->scale > GRPO_ADV_SCALE_NONE) fail(GRPO_ERR_INVALID_ARGUMENT, "scale %d is unknown", o->scale);
-  if (o->singleton < 0 || o->singleton > GRPO_ADV_SINGLETON_NAN)
-    fail(GRPO_ERR_INVALID_ARGUMENT, "singleton %d is unknown", o->singleton);
-  if (o->nan_rewards < 0 || o->nan_rewards > GRPO_ADV_NAN_AS_ZERO)
-    fail(GRPO_ERR_INVALID_ARGUMENT, "nan_rewards %d is unknown", o->nan_rewards);
-  if (!(o->std_epsilon >= 0.0) || !std::isfinite(o->std_epsilon))
-    fail(GRPO_ERR_VALUE_RANGE, "std_epsilon must be finite and >= 0 (got %g)", o->std_epsilon);
-}
-
-void check_rewards(const float* rewards, int64_t n) {
-  if (n > 0 && !rewards) fail(GRPO_ERR_INVALID_ARGUMENT, "rewards must not be NULL");
-  for (int64_t i = 0; i < n; ++i)
-    if (std::isinf(rewards[i])) fail(GRPO_ERR_NON_FINITE, "rewards[%lld] is infinite", static_cast<long long>(i));
-}
-
 }  // namespace
 
 }  // namespace grpo::cuda
@@ -187,9 +171,9 @@ extern "C" grpo_status grpo_group_advantages(const float* rewards, int64_t n, in
                                              grpo_advantage_stats* stats) {
   using namespace grpo::cuda;
   return grpo::guarded([&] {
-    check_options(options);
+    grpo::advantage_checks::options(options);
     if (n < 0) grpo::fail(GRPO_ERR_SHAPE, "n must be >= 0 (got %lld)", static_cast<long long>(n));
-    check_rewards(rewards, n);
+    grpo::advantage_checks::rewards(rewards, n);
     if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
     if (group_ids && num_groups < 1)
       grpo::fail(GRPO_ERR_SHAPE, "num_groups must be >= 1 (got %lld)", static_cast<long long>(num_groups));
@@ -214,12 +198,12 @@ extern "C" grpo_status grpo_rank_advantages(const float* rewards, int64_t groups
                                             grpo_advantage_stats* stats) {
   using namespace grpo::cuda;
   return grpo::guarded([&] {
-    check_options(options);
+    grpo::advantage_checks::options(options);
     if (groups < 0 || candidates < 1 || ranks < 1)
       grpo::fail(GRPO_ERR_SHAPE, "expected groups >= 0, candidates >= 1, ranks >= 1 (got %lld, %lld, %lld)",
                  static_cast<long long>(groups), static_cast<long long>(candidates), static_cast<long long>(ranks));
     const int64_t n = groups * candidates * ranks;
-    check_rewards(rewards, n);
+    grpo::advantage_checks::rewards(rewards, n);
     if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
     normalize(rewards, n, {Layout::kRankCells, groups * ranks, candidates, candidates, ranks, nullptr, nullptr}, *options,
               advantages, stats);

@@ -3,6 +3,7 @@
 // operations in the same order as native/kernels/advantage_tokens.cc, so the outputs are bitwise the CPU's.
 // Index checks (segments >= -1, eos_positions in [-1, cols)) run on the host before the copy.
 #include "device.cuh"
+#include "advantage_checks.h"
 #include "grpo/advantage.h"
 
 namespace grpo::cuda {
@@ -112,15 +113,7 @@ extern "C" grpo_status grpo_broadcast_advantages(const float* advantages, const 
                                                  float* out, uint8_t* loss_mask) {
   using namespace grpo::cuda;
   return grpo::guarded([&] {
-    if (truncation < GRPO_TRUNCATION_KEEP || truncation > GRPO_TRUNCATION_DROP_SUFFIX)
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "truncation %d is unknown", truncation);
-    if (rows < 0 || cols < 0) grpo::fail(GRPO_ERR_SHAPE, "expected rows, cols >= 0");
-    if (rows > 0 && (!advantages || !mask || !out || !loss_mask))
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages, mask, out and loss_mask must not be NULL");
-    if (rows > 0 && truncation != GRPO_TRUNCATION_KEEP && !truncated)
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "truncated must not be NULL unless truncation is KEEP");
-    if (rows > 0 && truncation == GRPO_TRUNCATION_DROP_SUFFIX && !prefix_end)
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "prefix_end must not be NULL with DROP_SUFFIX");
+    grpo::advantage_checks::broadcast(advantages, mask, truncated, prefix_end, rows, cols, truncation, out, loss_mask);
     if (rows == 0 || cols == 0) return;
     DeviceBuffer<float> d_adv(advantages, rows), d_out(rows * cols);
     DeviceBuffer<uint8_t> d_mask(mask, rows * cols), d_truncated(truncated, rows), d_loss_mask(rows * cols);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "error.h"
+#include "advantage_checks.h"
 #include "grpo/advantage.h"
 #include "thread_pool.h"
 
@@ -101,15 +102,7 @@ extern "C" grpo_status grpo_broadcast_advantages(const float* advantages, const 
                                                  const int32_t* prefix_end, int64_t rows, int64_t cols, int32_t truncation,
                                                  float* out, uint8_t* loss_mask) {
   return grpo::guarded([&] {
-    if (truncation < GRPO_TRUNCATION_KEEP || truncation > GRPO_TRUNCATION_DROP_SUFFIX)
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "truncation %d is unknown", truncation);
-    if (rows < 0 || cols < 0) grpo::fail(GRPO_ERR_SHAPE, "expected rows, cols >= 0");
-    if (rows > 0 && (!advantages || !mask || !out || !loss_mask))
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages, mask, out and loss_mask must not be NULL");
-    if (rows > 0 && truncation != GRPO_TRUNCATION_KEEP && !truncated)
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "truncated must not be NULL unless truncation is KEEP");
-    if (rows > 0 && truncation == GRPO_TRUNCATION_DROP_SUFFIX && !prefix_end)
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "prefix_end must not be NULL with DROP_SUFFIX");
+    grpo::advantage_checks::broadcast(advantages, mask, truncated, prefix_end, rows, cols, truncation, out, loss_mask);
     grpo::broadcast_advantages(advantages, mask, truncated, prefix_end, rows, cols, truncation, out, loss_mask);
   });
 }
