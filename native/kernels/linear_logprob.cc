@@ -2,28 +2,26 @@
 // [chunk_rows, chunk_vocab] tile at a time and reduced with an online log-sum-exp, so the
 // [rows, vocab] matrix never exists (at T=8192, V=151936 it would be 5 GB of float32).
 // Backward recomputes each tile, turns it into d(loss)/d(logits) in place and multiplies it
-// out into grad_hidden and grad_weight before the next tile.
+// out into grad_hidden and grad_weight before the next tile. The products go through a Head
+// (linear_logprob.h): float32 here, bfloat16 in linear_logprob_bf16.cc.
+#include "linear_logprob.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "error.h"
 #include "gemm.h"
-#include "grpo/logprob.h"
-#include "simd.h"
+#include "linear_logprob_checks.h"
 #include "softmax_row.h"
 #include "thread_pool.h"
 
-namespace grpo {
+namespace grpo::linear_logprob {
 
 namespace {
 
 constexpr int64_t kDefaultChunkRows = 256;
 constexpr int64_t kDefaultChunkVocab = 4096;  // tile of 256 × 4096 floats = 4 MB
-
-struct Shape {
-  int64_t rows, hidden, vocab, chunk_rows, chunk_vocab;
-};
 
 // Running softmax statistics of one row across vocab tiles.
 struct OnlineRow {
@@ -32,10 +30,8 @@ struct OnlineRow {
 };
 
 // tile [rows_in_tile, cols] = hidden[r0 ..] · weight[v0 ..]ᵀ + bias[v0 ..]
-void compute_tile(const float* hidden, const float* weight, const float* bias, const Shape& s, int64_t r0,
-                  int64_t rows_in_tile, int64_t v0, int64_t cols, float* tile) {
-  gemm(false, true, rows_in_tile, cols, s.hidden, 1.0f, hidden + r0 * s.hidden, s.hidden, weight + v0 * s.hidden,
-       s.hidden, 0.0f, tile, cols);
+void compute_tile(Head& head, const float* bias, int64_t r0, int64_t rows_in_tile, int64_t v0, int64_t cols, float* tile) {
+  head.logits(r0, rows_in_tile, v0, cols, tile);
   if (!bias) return;
   for (int64_t r = 0; r < rows_in_tile; ++r)
     for (int64_t c = 0; c < cols; ++c) tile[r * cols + c] += bias[v0 + c];
@@ -50,14 +46,13 @@ void absorb_tile_row(const float* x, int64_t cols, int64_t row, int64_t v0, int3
 }
 
 // Statistics (lse, entropy, logp) of every row of the row block [r0, r0 + n).
-void row_block_stats(const float* hidden, const float* weight, const float* bias, const int32_t* targets,
-                     const Shape& s, const grpo_linear_logprob_options& o, int64_t r0, int64_t n, float* tile,
-                     std::vector<OnlineRow>& state) {
+void row_block_stats(Head& head, const float* bias, const int32_t* targets, const Shape& s,
+                     const grpo_linear_logprob_options& o, int64_t r0, int64_t n, float* tile, std::vector<OnlineRow>& state) {
   const float scale = 1.0f / o.temperature;
   state.assign(static_cast<size_t>(n), OnlineRow{});
   for (int64_t v0 = 0; v0 < s.vocab; v0 += s.chunk_vocab) {
     const int64_t cols = std::min(s.chunk_vocab, s.vocab - v0);
-    compute_tile(hidden, weight, bias, s, r0, n, v0, cols, tile);
+    compute_tile(head, bias, r0, n, v0, cols, tile);
     parallel_for(n, 8, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         if (targets[r0 + r] == o.ignore_index) continue;
@@ -78,61 +73,9 @@ RowOutput finish_row(const OnlineRow& state, int64_t row) {
   return {stats.max, log_sum, (state.target_logit - stats.max) - log_sum, stats.entropy()};
 }
 
-Shape make_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_logprob_options* o) {
-  if (!o) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
-  if (rows < 0 || hidden < 1 || vocab < 1)
-    fail(GRPO_ERR_SHAPE, "need rows >= 0, hidden_size >= 1, vocab >= 1 (got %lld, %lld, %lld)", static_cast<long long>(rows),
-         static_cast<long long>(hidden), static_cast<long long>(vocab));
-  if (!(o->temperature > 0.0f) || !std::isfinite(o->temperature))
-    fail(GRPO_ERR_VALUE_RANGE, "temperature must be finite and > 0 (got %g)", o->temperature);
-  if (o->chunk_rows < 0 || o->chunk_vocab < 0) fail(GRPO_ERR_VALUE_RANGE, "chunk sizes must be >= 0");
-  const int64_t chunk_rows = o->chunk_rows ? o->chunk_rows : kDefaultChunkRows;
-  const int64_t chunk_vocab = o->chunk_vocab ? o->chunk_vocab : kDefaultChunkVocab;
-  return {rows, hidden, vocab, std::min(chunk_rows, std::max<int64_t>(rows, 1)), std::min(chunk_vocab, vocab)};
-}
-
-void check_targets(const int32_t* targets, const Shape& s, int32_t ignore_index) {
-  for (int64_t t = 0; t < s.rows; ++t)
-    if (targets[t] != ignore_index && (targets[t] < 0 || targets[t] >= s.vocab))
-      fail(GRPO_ERR_INDEX_RANGE, "targets[%lld] = %d is outside [0, %lld)", static_cast<long long>(t), targets[t],
-           static_cast<long long>(s.vocab));
-}
-
-void check_finite(const float* values, int64_t n, const char* name) {
-  if (!values) return;
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(values[i])) fail(GRPO_ERR_NON_FINITE, "%s[%lld] is not finite", name, static_cast<long long>(i));
-}
-
-}  // namespace
-
-void linear_logprob_forward(const float* hidden, const float* weight, const float* bias, const int32_t* targets,
-                            const Shape& s, const grpo_linear_logprob_options& o, float* logp, float* entropy, float* lse) {
-  std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
-  std::vector<OnlineRow> state;
-  for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows) {
-    const int64_t n = std::min(s.chunk_rows, s.rows - r0);
-    row_block_stats(hidden, weight, bias, targets, s, o, r0, n, tile.data(), state);
-    for (int64_t r = 0; r < n; ++r) {
-      const bool ignored = targets[r0 + r] == o.ignore_index;
-      const RowOutput out = ignored ? RowOutput{} : finish_row(state[r], r0 + r);
-      logp[r0 + r] = out.logp;
-      if (entropy) entropy[r0 + r] = out.entropy;
-      if (lse) lse[r0 + r] = out.max + out.log_sum;
-    }
-  }
-}
-
-struct Gradients {
-  const float* logp;
-  const float* entropy;
-  float *hidden, *weight, *bias;
-};
-
 // Turns the logits tile into its gradient in place and multiplies it out.
-void backward_tile(const float* hidden, const float* weight, const int32_t* targets, const Shape& s,
-                   const grpo_linear_logprob_options& o, int64_t r0, int64_t n, int64_t v0, int64_t cols,
-                   const std::vector<RowOutput>& rows, float* tile, const Gradients& g) {
+void backward_tile(Head& head, const int32_t* targets, const grpo_linear_logprob_options& o, int64_t r0, int64_t n,
+                   int64_t v0, int64_t cols, const std::vector<RowOutput>& rows, float* tile, const Gradients& g) {
   const float scale = 1.0f / o.temperature;
   parallel_for(n, 8, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
@@ -143,24 +86,46 @@ void backward_tile(const float* hidden, const float* weight, const int32_t* targ
         continue;
       }
       const int64_t local_target = target >= v0 && target < v0 + cols ? target - v0 : -1;
-      softmax_row_backward(x, cols, scale, rows[r].max, rows[r].log_sum, rows[r].entropy, g.logp[r0 + r], g.entropy ? g.entropy[r0 + r] : 0.0f,
-                           local_target, x);
+      softmax_row_backward(x, cols, scale, rows[r].max, rows[r].log_sum, rows[r].entropy, g.logp[r0 + r],
+                           g.entropy ? g.entropy[r0 + r] : 0.0f, local_target, x);
     }
   });
-  // grad_hidden[r0 ..] += tile · weight[v0 ..];  grad_weight[v0 ..] += tileᵀ · hidden[r0 ..]
-  gemm(false, false, n, s.hidden, cols, 1.0f, tile, cols, weight + v0 * s.hidden, s.hidden, 1.0f, g.hidden + r0 * s.hidden,
-       s.hidden);
-  gemm(true, false, cols, s.hidden, n, 1.0f, tile, cols, hidden + r0 * s.hidden, s.hidden, 1.0f, g.weight + v0 * s.hidden,
-       s.hidden);
-  if (!g.bias) return;
-  parallel_for(cols, 256, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c)
-      for (int64_t r = 0; r < n; ++r) g.bias[v0 + c] += tile[r * cols + c];
-  });
+  if (g.bias) {
+    parallel_for(cols, 256, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c)
+        for (int64_t r = 0; r < n; ++r) g.bias[v0 + c] += tile[r * cols + c];
+    });
+  }
+  head.multiply_out(r0, n, v0, cols, tile, g.hidden, g.weight);
 }
 
-void linear_logprob_backward(const float* hidden, const float* weight, const float* bias, const int32_t* targets,
-                             const Shape& s, const grpo_linear_logprob_options& o, const Gradients& g, bool accumulate) {
+}  // namespace
+
+Shape make_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_logprob_options& o) {
+  const int64_t chunk_rows = o.chunk_rows ? o.chunk_rows : kDefaultChunkRows;
+  const int64_t chunk_vocab = o.chunk_vocab ? o.chunk_vocab : kDefaultChunkVocab;
+  return {rows, hidden, vocab, std::min(chunk_rows, std::max<int64_t>(rows, 1)), std::min(chunk_vocab, vocab)};
+}
+
+void forward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
+             float* logp, float* entropy, float* lse) {
+  std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
+  std::vector<OnlineRow> state;
+  for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows) {
+    const int64_t n = std::min(s.chunk_rows, s.rows - r0);
+    row_block_stats(head, bias, targets, s, o, r0, n, tile.data(), state);
+    for (int64_t r = 0; r < n; ++r) {
+      const bool ignored = targets[r0 + r] == o.ignore_index;
+      const RowOutput out = ignored ? RowOutput{} : finish_row(state[r], r0 + r);
+      logp[r0 + r] = out.logp;
+      if (entropy) entropy[r0 + r] = out.entropy;
+      if (lse) lse[r0 + r] = out.max + out.log_sum;
+    }
+  }
+}
+
+void backward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
+              const Gradients& g, bool accumulate) {
   if (!accumulate) {
     std::fill(g.hidden, g.hidden + s.rows * s.hidden, 0.0f);
     std::fill(g.weight, g.weight + s.vocab * s.hidden, 0.0f);
@@ -171,33 +136,58 @@ void linear_logprob_backward(const float* hidden, const float* weight, const flo
   std::vector<RowOutput> rows;
   for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows) {
     const int64_t n = std::min(s.chunk_rows, s.rows - r0);
-    row_block_stats(hidden, weight, bias, targets, s, o, r0, n, tile.data(), state);
+    row_block_stats(head, bias, targets, s, o, r0, n, tile.data(), state);
     rows.resize(static_cast<size_t>(n));
     for (int64_t r = 0; r < n; ++r)
       rows[r] = targets[r0 + r] == o.ignore_index ? RowOutput{} : finish_row(state[r], r0 + r);
     for (int64_t v0 = 0; v0 < s.vocab; v0 += s.chunk_vocab) {
       const int64_t cols = std::min(s.chunk_vocab, s.vocab - v0);
-      compute_tile(hidden, weight, bias, s, r0, n, v0, cols, tile.data());
-      backward_tile(hidden, weight, targets, s, o, r0, n, v0, cols, rows, tile.data(), g);
+      compute_tile(head, bias, r0, n, v0, cols, tile.data());
+      backward_tile(head, targets, o, r0, n, v0, cols, rows, tile.data(), g);
     }
   }
 }
 
-}  // namespace grpo
+namespace {
+
+// float32 hidden and weight: the float32 GEMM.
+class Float32Head final : public Head {
+ public:
+  Float32Head(const float* hidden, const float* weight, const Shape& s) : hidden_(hidden), weight_(weight), s_(s) {}
+
+  void logits(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile) override {
+    gemm(false, true, n, cols, s_.hidden, 1.0f, hidden_ + r0 * s_.hidden, s_.hidden, weight_ + v0 * s_.hidden, s_.hidden,
+         0.0f, tile, cols);
+  }
+
+  void multiply_out(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile, float* grad_hidden,
+                    float* grad_weight) override {
+    const int64_t H = s_.hidden;
+    gemm(false, false, n, H, cols, 1.0f, tile, cols, weight_ + v0 * H, H, 1.0f, grad_hidden + r0 * H, H);
+    gemm(true, false, cols, H, n, 1.0f, tile, cols, hidden_ + r0 * H, H, 1.0f, grad_weight + v0 * H, H);
+  }
+
+ private:
+  const float *hidden_, *weight_;
+  Shape s_;
+};
+
+}  // namespace
+
+}  // namespace grpo::linear_logprob
+
+namespace checks = grpo::linear_logprob_checks;
+namespace fused = grpo::linear_logprob;
 
 extern "C" grpo_status grpo_linear_logprob_forward(const float* hidden, const float* weight, const float* bias,
                                                    const int32_t* targets, int64_t rows, int64_t hidden_size,
                                                    int64_t vocab, const grpo_linear_logprob_options* options,
                                                    float* logp, float* entropy, float* lse) {
   return grpo::guarded([&] {
-    const grpo::Shape s = grpo::make_shape(rows, hidden_size, vocab, options);
-    if (rows > 0 && (!hidden || !targets || !logp)) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "hidden, targets and logp must not be NULL");
-    if (!weight) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "weight must not be NULL");
-    grpo::check_targets(targets, s, options->ignore_index);
-    grpo::check_finite(hidden, rows * hidden_size, "hidden");
-    grpo::check_finite(weight, vocab * hidden_size, "weight");
-    grpo::check_finite(bias, bias ? vocab : 0, "bias");
-    grpo::linear_logprob_forward(hidden, weight, bias, targets, s, *options, logp, entropy, lse);
+    checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
+    const fused::Shape s = fused::make_shape(rows, hidden_size, vocab, *options);
+    fused::Float32Head head(hidden, weight, s);
+    fused::forward(head, bias, targets, s, *options, logp, entropy, lse);
   });
 }
 
@@ -208,17 +198,11 @@ extern "C" grpo_status grpo_linear_logprob_backward(const float* hidden, const f
                                                     float* grad_hidden, float* grad_weight, float* grad_bias,
                                                     int accumulate) {
   return grpo::guarded([&] {
-    const grpo::Shape s = grpo::make_shape(rows, hidden_size, vocab, options);
-    if (rows > 0 && (!hidden || !targets || !grad_logp || !grad_hidden))
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "hidden, targets, grad_logp and grad_hidden must not be NULL");
-    if (!weight || !grad_weight) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "weight and grad_weight must not be NULL");
-    if (bias == nullptr && grad_bias != nullptr) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_bias needs bias");
-    grpo::check_targets(targets, s, options->ignore_index);
-    grpo::check_finite(hidden, rows * hidden_size, "hidden");
-    grpo::check_finite(weight, vocab * hidden_size, "weight");
-    grpo::check_finite(grad_logp, rows, "grad_logp");
-    grpo::check_finite(grad_entropy, grad_entropy ? rows : 0, "grad_entropy");
-    grpo::linear_logprob_backward(hidden, weight, bias, targets, s, *options,
-                                  {grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias}, accumulate != 0);
+    checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden,
+                     grad_weight, grad_bias);
+    const fused::Shape s = fused::make_shape(rows, hidden_size, vocab, *options);
+    fused::Float32Head head(hidden, weight, s);
+    fused::backward(head, bias, targets, s, *options, {grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias},
+                    accumulate != 0);
   });
 }

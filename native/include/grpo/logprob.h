@@ -52,6 +52,25 @@ grpo_status grpo_linear_logprob_backward(const float* hidden, const float* weigh
                                          const float* grad_entropy, float* grad_hidden, float* grad_weight,
                                          float* grad_bias, int accumulate);
 
+/* The same two functions with bfloat16 hidden and weight: each uint16_t holds a bfloat16 bit pattern (the high
+ * 16 bits of an IEEE float32; round float32 to it to nearest even). bias stays float32 (or NULL); a bf16 NaN or
+ * Infinity in hidden or weight is GRPO_ERR_NON_FINITE. The product of two bfloat16 values is exact in float32,
+ * so the logits differ from the float32 functions' on the widened inputs only by the order of float32 sums.
+ * Outputs (logp, entropy, lse) and all gradients (grad_hidden, grad_weight, grad_bias) are float32.
+ * Backward: each [chunk_rows, chunk_vocab] tile of d(loss)/d(logits) is rounded to bfloat16 (nearest even)
+ * before it is multiplied with weight and hidden (as a bf16 tensor-core GEMM needs), with float32 sums;
+ * grad_bias sums the unrounded tile. */
+grpo_status grpo_linear_logprob_forward_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                             const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                             const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                             float* lse);
+
+grpo_status grpo_linear_logprob_backward_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                              const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                              const grpo_linear_logprob_options* options, const float* grad_logp,
+                                              const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                              float* grad_bias, int accumulate);
+
 #ifdef __cplusplus
 }
 #endif
