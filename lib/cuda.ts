@@ -9,11 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { native } from './binding.js';
 import { GrpoError } from './errors.js';
 import type { NativeBinding } from './native-types.js';
+import { MODEL_METHODS, type ModelBinding, type ModelMethod } from './policy/native-model.js';
 import * as check from './validate.js';
 
 /** Where a kernel runs: `'cpu'`, `'cuda'` (an error when CUDA is unavailable) or `'auto'` (CUDA when available). */
 export type Device = 'cpu' | 'cuda' | 'auto';
 export const DEVICES: readonly Device[] = Object.freeze(['cpu', 'cuda', 'auto']);
+/** Where a model's handle lives once 'auto' is resolved. */
+export type ResolvedDevice = 'cpu' | 'cuda';
 
 /** The kernel methods the CUDA addon implements, with the CPU addon's signatures. */
 export type CudaKernel =
@@ -29,7 +32,8 @@ export interface CudaProbe {
   message: string;
 }
 
-export type CudaBinding = Pick<NativeBinding, CudaKernel> & {
+/** The model methods are optional: an addon built before the model's CUDA port lacks them. */
+export type CudaBinding = Pick<NativeBinding, CudaKernel> & Partial<ModelBinding> & {
   cudaProbe(): CudaProbe;
   /** GPU milliseconds of the last kernel call's kernels (input and output copies excluded). */
   cudaLastKernelMs(): number;
@@ -124,12 +128,31 @@ export function loadCuda(): CudaLoad {
  * loadCuda() found a device, else the CPU; 'cuda' without one is GRPO_CUDA_UNAVAILABLE with the reason.
  */
 export function kernelBinding(fn: string, device: unknown, kernel: CudaKernel): Pick<NativeBinding, CudaKernel> {
+  return bindingWith(fn, device, [kernel], 'kernel');
+}
+
+/**
+ * The addon that runs the built-in model for `device`, as {@link kernelBinding} chooses, with every model method
+ * required: a CUDA addon without them is GRPO_UNSUPPORTED for 'cuda' and the CPU for 'auto'.
+ */
+export function modelBinding(fn: string, device: unknown): { binding: ModelBinding; device: ResolvedDevice } {
+  const binding = bindingWith(fn, device, MODEL_METHODS, 'model');
+  return { binding, device: binding === native() ? 'cpu' : 'cuda' };
+}
+
+/** The CPU addon, or the CUDA one when `device` asks for it and it has all of `methods`. */
+function bindingWith<K extends CudaKernel | ModelMethod>(fn: string, device: unknown, methods: readonly K[], what: string): Pick<NativeBinding, K> {
   const chosen = check.oneOf(`${fn} device`, device ?? 'cpu', DEVICES);
   if (chosen === 'cpu') return native();
   const { binding, reason } = loadCuda();
-  const usable = binding && typeof binding[kernel] === 'function';
-  if (usable) return binding;
+  const usable = binding && methods.every((method) => typeof binding[method] === 'function');
+  if (usable) return binding as Pick<NativeBinding, K>;
   if (chosen === 'auto') return native();
-  if (binding) throw new GrpoError('GRPO_UNSUPPORTED', `${fn} has no CUDA kernel in this build (${reason})`);
+  if (binding) throw new GrpoError('GRPO_UNSUPPORTED', `${fn} has no CUDA ${what} in this build (${reason})`);
   throw new GrpoError('GRPO_CUDA_UNAVAILABLE', `${fn} was asked to run on device 'cuda', but CUDA is unavailable: ${reason}`);
+}
+
+/** Tests only (not exported by the package): replaces what {@link loadCuda} answers; undefined loads again. */
+export function setCudaLoadForTests(load: CudaLoad | undefined): void {
+  cached = load;
 }

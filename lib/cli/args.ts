@@ -1,5 +1,6 @@
 // Command-line arguments: positionals, known flags of a subcommand, and dotted config overrides
 // (`--generation.maxNewTokens 96`, `--loss.beta=0`) that the trainer config validates.
+import { DEVICES, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import { setPath } from '../trainer/config.js';
 
@@ -62,6 +63,19 @@ export function intFlag(args: ParsedArgs, name: string, fallback: number): numbe
   const value = Number(text);
   if (!Number.isInteger(value) || value < 0) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --${name}: expected a non-negative integer but received "${text}"`);
   return value;
+}
+
+/** The `--device` flag every model-running command accepts (help text and check). */
+export const DEVICE_FLAG: FlagSpec = Object.freeze({
+  name: 'device',
+  help: 'where the built-in model runs: cpu (default), cuda, or auto (cuda when available); the GPU path is unverified',
+});
+
+/** The --device value, or undefined when absent (the config's device then applies). */
+export function deviceFlag(args: ParsedArgs): Device | undefined {
+  const text = args.flags.get(DEVICE_FLAG.name);
+  if (text === undefined || (DEVICES as readonly string[]).includes(text)) return text as Device | undefined;
+  throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --device: expected one of ${DEVICES.join(', ')} but received "${text}"`);
 }
 
 /** Help text of a subcommand: usage, description, flags. */

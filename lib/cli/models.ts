@@ -2,6 +2,7 @@
 // Llama-family decoder from scratch) with a byte-level BPE trained on the bundled corpora.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import { BuiltinPolicy } from '../policy/builtin.js';
 import type { ModelConfig } from '../policy/config.js';
@@ -23,12 +24,12 @@ export const DEMO_MODELS: Readonly<Record<'demo' | 'quick', Omit<ModelConfig, 'v
   },
 });
 
-/** Loads a checkpoint folder written by `grpo sft`, `grpo train` or Policy.save. */
-export async function loadPolicy(dir: string): Promise<BuiltinPolicy> {
+/** Loads a checkpoint folder written by `grpo sft`, `grpo train` or Policy.save onto `device`. */
+export async function loadPolicy(dir: string, device: Device = 'cpu'): Promise<BuiltinPolicy> {
   if (!existsSync(join(dir, 'config.json'))) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `No checkpoint at ${dir} (config.json is missing); pass a folder written by grpo sft or grpo train, e.g. runs/sft/policy`);
   }
-  return BuiltinPolicy.load(dir);
+  return BuiltinPolicy.load(dir, { device });
 }
 
 /** A BPE of `vocabSize` tokens trained on the movie requests and lists and the arithmetic solutions the recipes use. */
@@ -37,7 +38,7 @@ export function demoTokenizer(vocabSize: number, data: DataConfig, ranks: number
   return trainBpe(examples.flatMap((e) => [e.prompt, e.target]), vocabSize);
 }
 
-/** A fresh demo model (weights from `seed`) over `tokenizer`. */
-export async function demoPolicy(size: 'demo' | 'quick', tokenizer: Tokenizer, seed: number): Promise<BuiltinPolicy> {
-  return BuiltinPolicy.create({ ...DEMO_MODELS[size], vocabSize: tokenizer.vocabSize }, { seed, tokenizer });
+/** A fresh demo model (weights from `seed`) over `tokenizer`, on `device`. */
+export async function demoPolicy(size: 'demo' | 'quick', tokenizer: Tokenizer, seed: number, device: Device = 'cpu'): Promise<BuiltinPolicy> {
+  return BuiltinPolicy.create({ ...DEMO_MODELS[size], vocabSize: tokenizer.vocabSize }, { seed, tokenizer, device });
 }

@@ -14,7 +14,8 @@ function progressEvents(reporter: Reporter, label: string, steps: number, metric
   const phase = reporter.phase(label, steps);
   let last = '';
   const onEvent = (e: TrainerEvent) => {
-    if (e.type === 'step') {
+    if (e.type === 'start') reporter.line(`${label}: policy on ${e.device}`);
+    else if (e.type === 'step') {
       last = `reward ${fmt(e.record.stats.rewardMean)} | ${e.record.tokens.completion} completion tokens`;
       phase.update(e.record.step, last);
     } else if (e.type === 'validation') last = `validation ${metric} ${fmt(e.values[metric])}${e.improved ? ' (best)' : ''}`;
@@ -31,10 +32,12 @@ export async function trainWithProgress(
   const release = stopOnSignals(stop, (m) => reporter.line(m));
   const steps = ('resumeDir' in run ? run.steps : undefined) ?? run.config.steps;
   const progress = progressEvents(reporter, label, steps, run.config.validation.metric);
+  // a run directory written before the device option has none: the CPU, where it ran
+  const load = (dir: string) => loadPolicy(dir, run.config.device ?? 'cpu');
   try {
     const result = 'resumeDir' in run
-      ? await resume(run.resumeDir, { loadPolicy, steps: run.steps, onEvent: progress.onEvent, stop })
-      : await train({ ...run, loadPolicy, onEvent: progress.onEvent, stop });
+      ? await resume(run.resumeDir, { loadPolicy: load, steps: run.steps, onEvent: progress.onEvent, stop })
+      : await train({ ...run, loadPolicy: load, onEvent: progress.onEvent, stop });
     progress.done(result);
     if (result.stopReason === 'interrupted') reporter.line(`Interrupted: checkpoint saved; continue with  grpo train --resume ${result.runDir}`);
     return result;

@@ -1,6 +1,7 @@
 // The built-in policy: the native Llama/Qwen-family decoder behind the Policy interface.
-// Calls on one model run one at a time (a promise chain); each runs off the event loop.
-import { native } from '../binding.js';
+// Calls on one model run one at a time (a promise chain); each runs off the event loop. A policy keeps the
+// addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon.
+import { modelBinding, type Device, type ResolvedDevice } from '../cuda.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
 import * as check from '../validate.js';
@@ -8,7 +9,7 @@ import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoin
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
 import { IGNORE_INDEX, packBatch, repack, unpack } from './batch.js';
 import { generateWith } from './generate.js';
-import type { ModelHandle } from './native-model.js';
+import type { ModelBinding, ModelHandle } from './native-model.js';
 import type {
   GenerateOptions, Generation, LossFunction, Policy, ScoreOptions, ScoreResult, SequenceBatch, StepOptions, StepResult,
 } from './policy.js';
@@ -47,6 +48,24 @@ export interface BuiltinOptions {
    * AVX512_BF16 (about twice as fast; attention and the LM head stay float32). @defaultValue false
    */
   bf16Matmuls?: boolean;
+  /**
+   * Where the model lives: `'cpu'`, `'cuda'` (GRPO_CUDA_UNAVAILABLE when CUDA cannot run here) or `'auto'` (CUDA
+   * when available). The GPU model is unverified (it never ran on a GPU here), hence the default. @defaultValue 'cpu'
+   */
+  device?: Device;
+}
+
+/** Options of {@link BuiltinPolicy.clone}. */
+export interface CloneOptions {
+  /** Device of the copy (its weights travel through host memory when it differs). @defaultValue the source's device */
+  device?: Device;
+}
+
+/** Where a native model lives: its addon and device, and the setting a copy on another addon repeats. */
+interface ModelSite {
+  binding: ModelBinding;
+  device: ResolvedDevice;
+  bf16: boolean;
 }
 
 export const OPTIMIZER_DEFAULTS = Object.freeze({
@@ -54,7 +73,7 @@ export const OPTIMIZER_DEFAULTS = Object.freeze({
   minLearningRate: 0,
 });
 
-const BUILTIN_KEYS = ['seed', 'tokenizer', 'optimizer', 'bf16Matmuls'] as const;
+const BUILTIN_KEYS = ['seed', 'tokenizer', 'optimizer', 'bf16Matmuls', 'device'] as const;
 
 /** Learning rate of optimizer step `step` (1-based) under the schedule. */
 export function scheduledLearningRate(o: Required<OptimizerOptions>, step: number): number {
@@ -69,13 +88,16 @@ export class BuiltinPolicy implements Policy {
   readonly tokenizer: Tokenizer | undefined;
   readonly frozen: boolean;
   private handle: ModelHandle | undefined;
+  private readonly site: ModelSite;
   private readonly optimizer: Required<OptimizerOptions>;
   private queue: Promise<unknown> = Promise.resolve();
   private steps = 0;
 
-  private constructor(config: ModelConfig, handle: ModelHandle, tokenizer: Tokenizer | undefined, optimizer: OptimizerOptions, frozen: boolean) {
+  private constructor(config: ModelConfig, model: ModelSite & { handle: ModelHandle }, tokenizer: Tokenizer | undefined, optimizer: OptimizerOptions, frozen: boolean) {
+    const { handle, ...site } = model;
     this.config = config;
     this.handle = handle;
+    this.site = site;
     this.tokenizer = tokenizer;
     this.optimizer = { ...OPTIMIZER_DEFAULTS, ...optimizer };
     this.frozen = frozen;
@@ -83,42 +105,58 @@ export class BuiltinPolicy implements Policy {
 
   /** A new model with weights drawn from N(0, 0.02²) keyed by `seed` (blocks while it draws them: see {@link createAsync}). */
   static create(config: ModelConfig, options: BuiltinOptions = {}): BuiltinPolicy {
-    const policy = BuiltinPolicy.allocate(config, options);
+    const policy = BuiltinPolicy.allocate(config, options, 'create');
     const seed = check.integer('BuiltinPolicy.create seed', options.seed ?? 0, 0);
-    wrapNative(() => native().modelInit(policy.live(), seed, false));
+    wrapNative(() => policy.addon.modelInit(policy.live(), seed, false));
     return policy;
   }
 
   /** {@link create} with the weights drawn off the event loop (seconds for a 0.5B model); same weights for the same seed. */
   static createAsync(config: ModelConfig, options: BuiltinOptions = {}): Promise<BuiltinPolicy> {
     return rejectOnThrow(async () => {
-      const policy = BuiltinPolicy.allocate(config, options);
+      const policy = BuiltinPolicy.allocate(config, options, 'createAsync');
       const seed = check.integer('BuiltinPolicy.createAsync seed', options.seed ?? 0, 0);
-      await callAsync((a) => native().modelInit(policy.live(), seed, a), () => undefined);
+      await callAsync((a) => policy.addon.modelInit(policy.live(), seed, a), () => undefined);
       return policy;
     });
   }
 
-  /** A model with zero parameters (filled by create or load). */
-  private static allocate(config: ModelConfig, options: BuiltinOptions): BuiltinPolicy {
+  /** A model with zero parameters (filled by create or load) on the device of `options`; `fn` names the caller. */
+  private static allocate(config: ModelConfig, options: BuiltinOptions, fn: string): BuiltinPolicy {
     check.knownKeys('BuiltinPolicy options', options, BUILTIN_KEYS);
     checkConfig(config);
     if (options.tokenizer && options.tokenizer.vocabSize > config.vocabSize) {
       throw new GrpoError('GRPO_SHAPE_MISMATCH', `The tokenizer has ${options.tokenizer.vocabSize} tokens but config.vocabSize is ${config.vocabSize}`);
     }
     const bf16 = check.boolean('BuiltinPolicy.create bf16Matmuls', options.bf16Matmuls ?? false);
-    const handle = wrapNative(() => native().modelCreate(configToNative(config)));
-    if (bf16) native().modelSetBf16Matmuls(handle, true);
-    return new BuiltinPolicy(config, handle, options.tokenizer, options.optimizer ?? {}, false);
+    const target = modelBinding(`BuiltinPolicy.${fn}`, options.device);
+    return BuiltinPolicy.empty(config, { ...target, bf16 }, options.tokenizer, options.optimizer ?? {}, false);
   }
 
-  /** Loads a Hugging Face-style folder (config.json, safetensors weights, tokenizer and optimizer state when present). */
+  /** A model with zero parameters on `model`'s addon. */
+  private static empty(
+    config: ModelConfig, model: ModelSite, tokenizer: Tokenizer | undefined, optimizer: OptimizerOptions, frozen: boolean,
+  ): BuiltinPolicy {
+    const handle = wrapNative(() => model.binding.modelCreate(configToNative(config)));
+    if (model.bf16) wrapNative(() => model.binding.modelSetBf16Matmuls(handle, true));
+    return new BuiltinPolicy(config, { ...model, handle }, tokenizer, optimizer, frozen);
+  }
+
+  /**
+   * Loads a Hugging Face-style folder (config.json, safetensors weights, tokenizer and optimizer state when present)
+   * onto `options.device`; checkpoints hold host copies, so one saved from either device loads on either.
+   */
   static async load(dir: string, options: Omit<BuiltinOptions, 'seed'> = {}): Promise<BuiltinPolicy> {
     const loaded = await loadCheckpoint(dir);
-    const policy = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer });
+    const policy = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer }, 'load');
     policy.setTensors(loaded.tensors);
     if (loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
     return policy;
+  }
+
+  /** The device the model lives on ('auto' resolved). */
+  get device(): ResolvedDevice {
+    return this.site.device;
   }
 
   parameterCount(): number {
@@ -127,14 +165,14 @@ export class BuiltinPolicy implements Policy {
 
   /** Names and shapes of the parameter tensors (Hugging Face names). */
   tensorList(): { name: string; shape: number[] }[] {
-    return native().modelTensors(this.live());
+    return this.addon.modelTensors(this.live());
   }
 
   /** Copies of all parameter tensors. */
   getTensors(): NamedTensor[] {
     return this.tensorList().map(({ name, shape }) => {
       const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-      wrapNative(() => native().modelGetTensor(this.live(), name, data));
+      wrapNative(() => this.addon.modelGetTensor(this.live(), name, data));
       return { name, shape, data };
     });
   }
@@ -148,19 +186,19 @@ export class BuiltinPolicy implements Policy {
       if (t.shape.join() !== shape.join()) {
         throw new GrpoError('GRPO_SHAPE_MISMATCH', `Tensor "${name}" has shape [${t.shape}] but the config needs [${shape}]`);
       }
-      wrapNative(() => native().modelSetTensor(this.live(), name, t.data));
+      wrapNative(() => this.addon.modelSetTensor(this.live(), name, t.data));
     }
   }
 
   getOptimizerState(): OptimizerState {
     const n = this.parameterCount();
     const m = new Float32Array(n), v = new Float32Array(n);
-    const step = wrapNative(() => native().modelGetOptimizer(this.live(), m, v));
+    const step = wrapNative(() => this.addon.modelGetOptimizer(this.live(), m, v));
     return { m, v, step };
   }
 
   setOptimizerState(state: OptimizerState): void {
-    wrapNative(() => native().modelSetOptimizer(this.live(), state.m, state.v, state.step));
+    wrapNative(() => this.addon.modelSetOptimizer(this.live(), state.m, state.v, state.step));
     this.steps = state.step;
   }
 
@@ -169,7 +207,7 @@ export class BuiltinPolicy implements Policy {
     return this.serial(() => {
       const packed = packBatch({ prompts: sequences, completions: sequences.map(() => []) }, this.config.vocabSize, this.config.maxPositions);
       const out = new Float32Array(packed.tokens.length * this.config.vocabSize);
-      return callAsync((a) => native().modelLogits(this.live(), packed.tokens, packed.offsets, out, a), () => out);
+      return callAsync((a) => this.addon.modelLogits(this.live(), packed.tokens, packed.offsets, out, a), () => out);
     });
   }
 
@@ -184,25 +222,32 @@ export class BuiltinPolicy implements Policy {
       const out = loss(scores, batch);
       const gradLogp = repack('loss gradLogp', out.gradLogp, packed);
       const gradEntropy = out.gradEntropy ? repack('loss gradEntropy', out.gradEntropy, packed) : null;
-      await callAsync((a) => native().modelBackward(this.live(), gradLogp, gradEntropy, a), () => undefined);
+      await callAsync((a) => this.addon.modelBackward(this.live(), gradLogp, gradEntropy, a), () => undefined);
       options.onProgress?.(0.9);
       const learningRate = options.learningRate ?? scheduledLearningRate(this.optimizer, this.steps + 1);
       const o = this.optimizer, norm = new Float32Array(1);
-      await callAsync((a) => native().modelAdamw(this.live(), learningRate, o.beta1, o.beta2, o.eps, o.weightDecay, o.maxGradNorm, norm, a), () => undefined);
+      await callAsync((a) => this.addon.modelAdamw(this.live(), learningRate, o.beta1, o.beta2, o.eps, o.weightDecay, o.maxGradNorm, norm, a), () => undefined);
       options.onProgress?.(1);
       return { loss: out.loss, gradNorm: norm[0], learningRate, step: ++this.steps };
     });
   }
 
   generate(prompts: readonly (ArrayLike<number> | string)[], options: GenerateOptions = {}): Promise<Generation[]> {
-    return this.serial(() => generateWith(this.live(), this.config, this.tokenizer, prompts, options));
+    return this.serial(() => generateWith(this.addon, this.live(), this.config, this.tokenizer, prompts, options));
   }
 
-  /** A frozen copy of the parameters (no optimizer state). */
-  clone(): Promise<BuiltinPolicy> {
+  /** A frozen copy of the parameters (no optimizer state), on this policy's device unless `options.device` says otherwise. */
+  clone(options: CloneOptions = {}): Promise<BuiltinPolicy> {
     return this.serial(async () => {
-      const handle = wrapNative(() => native().modelClone(this.live()));
-      return new BuiltinPolicy(this.config, handle, this.tokenizer, this.optimizer, true);
+      check.knownKeys('clone options', options, ['device']);
+      const target = options.device === undefined ? this.site : { ...modelBinding('BuiltinPolicy.clone', options.device), bf16: this.site.bf16 };
+      if (target.binding === this.addon) {
+        const handle = wrapNative(() => this.addon.modelClone(this.live()));
+        return new BuiltinPolicy(this.config, { ...target, handle }, this.tokenizer, this.optimizer, true);
+      }
+      const copy = BuiltinPolicy.empty(this.config, target, this.tokenizer, this.optimizer, true);
+      copy.setTensors(this.getTensors());
+      return copy;
     });
   }
 
@@ -214,7 +259,7 @@ export class BuiltinPolicy implements Policy {
   }
 
   dispose(): void {
-    if (this.handle) native().modelDispose(this.handle);
+    if (this.handle) this.addon.modelDispose(this.handle);
     this.handle = undefined;
   }
 
@@ -223,9 +268,14 @@ export class BuiltinPolicy implements Policy {
     const temperature = check.number('score temperature', options.temperature ?? 1, (t) => t > 0 && Number.isFinite(t), 'to be finite and > 0');
     const packed = packBatch(batch, this.config.vocabSize, this.config.maxPositions);
     const T = packed.tokens.length, logp = new Float32Array(T), entropy = new Float32Array(T);
-    await callAsync((a) => native().modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, temperature, IGNORE_INDEX, train, logp, entropy, a), () => undefined);
+    await callAsync((a) => this.addon.modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, temperature, IGNORE_INDEX, train, logp, entropy, a), () => undefined);
     options.onProgress?.(train ? 0.5 : 1);
     return { scores: { logp: unpack(logp, packed), entropy: unpack(entropy, packed) }, packed };
+  }
+
+  /** The addon that created this policy's handle: every model call goes to it. */
+  private get addon(): ModelBinding {
+    return this.site.binding;
   }
 
   private live(): ModelHandle {

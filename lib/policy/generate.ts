@@ -1,12 +1,11 @@
 // Generation through the native model: prompt checks, one batched call with the KV cache, then
 // decoding and stop strings (cut after the first match; native stopping covers stop tokens).
-import { native } from '../binding.js';
 import { GrpoError } from '../errors.js';
 import { callAsync } from '../kernels/native-call.js';
 import { nativeSamplingParams, SAMPLING_KEYS } from '../kernels/sampling-params.js';
 import * as check from '../validate.js';
 import type { ModelConfig } from './config.js';
-import type { ModelHandle } from './native-model.js';
+import type { ModelBinding, ModelHandle } from './native-model.js';
 import type { GenerateOptions, Generation } from './policy.js';
 import type { Tokenizer } from './tokenizer.js';
 
@@ -59,8 +58,9 @@ function applyStopStrings(g: Generation, stops: readonly string[], tokenizer: To
   return { tokens: g.tokens.slice(0, keep), logp: g.logp.slice(0, keep), text: text.slice(0, cut), truncated: false };
 }
 
+/** Completions of `prompts` from the model `handle` of `addon` (the addon that created it). */
 export async function generateWith(
-  handle: ModelHandle, config: ModelConfig, tokenizer: Tokenizer | undefined, prompts: readonly (ArrayLike<number> | string)[],
+  addon: ModelBinding, handle: ModelHandle, config: ModelConfig, tokenizer: Tokenizer | undefined, prompts: readonly (ArrayLike<number> | string)[],
   options: GenerateOptions,
 ): Promise<Generation[]> {
   if (!Array.isArray(prompts) || prompts.length === 0) throw new GrpoError('GRPO_SHAPE_MISMATCH', 'Expected a non-empty array of prompts');
@@ -73,7 +73,7 @@ export async function generateWith(
   ids.forEach((p, i) => packed.set(Array.from(p), offsets[i]));
   const n = ids.length, N = o.maxNewTokens;
   const tokens = new Int32Array(n * N), logp = new Float32Array(n * N), lengths = new Float64Array(n), truncated = new Uint8Array(n);
-  await callAsync((a) => native().modelGenerate(handle, packed, offsets, N, o.stopTokens, tokens, logp, lengths, truncated,
+  await callAsync((a) => addon.modelGenerate(handle, packed, offsets, N, o.stopTokens, tokens, logp, lengths, truncated,
     s.temperature, s.topK, s.topP, s.minP, s.repetitionPenalty, s.presencePenalty, s.frequencyPenalty, s.allow, s.seedLo, s.seedHi, a),
   () => undefined);
   return ids.map((_, i) => {

@@ -3,7 +3,7 @@ export type {
   Policy, SequenceBatch, ScoreOptions, ScoreResult, LossOutput, LossFunction, StepOptions, StepResult, GenerateOptions, Generation,
 } from './policy.js';
 export { sftLoss } from './policy.js';
-export { BuiltinPolicy, OPTIMIZER_DEFAULTS, scheduledLearningRate, type BuiltinOptions, type OptimizerOptions } from './builtin.js';
+export { BuiltinPolicy, OPTIMIZER_DEFAULTS, scheduledLearningRate, type BuiltinOptions, type CloneOptions, type OptimizerOptions } from './builtin.js';
 export { GENERATE_DEFAULTS } from './generate.js';
 export { configFromHf, configToHf, checkConfig, SUPPORTED_ARCHITECTURES, type ModelConfig, type SupportedArchitecture } from './config.js';
 export { Tokenizer, type ChatMessage, type Encoded } from './tokenizer.js';

@@ -41,4 +41,19 @@ declare module '../native-types.js' {
   }
 }
 
+/**
+ * Every method of the built-in model's ABI (native/include/grpo/model.h). An addon runs the model only when it has
+ * all of them; a policy calls them only on the addon that created its handle.
+ */
+export const MODEL_METHODS = Object.freeze([
+  'modelCreate', 'modelInit', 'modelClone', 'modelDispose', 'modelTensors', 'modelGetTensor', 'modelSetTensor', 'modelScore',
+  'modelLogits', 'modelBackward', 'modelSetBf16Matmuls', 'modelZeroGrad', 'modelAdamw', 'modelGetOptimizer', 'modelSetOptimizer',
+  'modelGenerate',
+] as const satisfies readonly (keyof NativeBinding)[]);
+
+export type ModelMethod = (typeof MODEL_METHODS)[number];
+
+/** The model methods of one addon (the CPU's or the CUDA one). */
+export type ModelBinding = Pick<NativeBinding, ModelMethod>;
+
 export type { NativeBinding };

@@ -1,5 +1,6 @@
 // The Policy interface: what a trainer needs from a language model. The built-in model
 // (builtin.ts) implements it; a remote inference server can implement it the same way.
+import type { ResolvedDevice } from '../cuda.js';
 import type { SamplingOptions } from '../kernels/sampling-params.js';
 import type { ModelConfig } from './config.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -76,6 +77,8 @@ export interface Generation {
 export interface Policy {
   readonly config: ModelConfig;
   readonly tokenizer: Tokenizer | undefined;
+  /** Where the model runs ('cpu' or 'cuda'), when the policy knows; the trainer logs it. */
+  readonly device?: ResolvedDevice;
   parameterCount(): number;
   /** Completions of each prompt (token ids, or text when the policy has a tokenizer). */
   generate(prompts: readonly (ArrayLike<number> | string)[], options?: GenerateOptions): Promise<Generation[]>;

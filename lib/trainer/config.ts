@@ -1,5 +1,6 @@
 // The trainer's configuration: every option with its documented default in one frozen object, and
 // the validation that turns a user's JSON (file + flags) into a resolved config with clear errors.
+import { DEVICES, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import type { PolicyLossOptions } from '../kernels/loss.js';
 import { resolveLossOptions } from '../kernels/loss.js';
@@ -83,6 +84,12 @@ export interface TrainerConfig {
   recipe: RecipeName;
   /** Seeds the sampler, the generation and the evaluation draws. @defaultValue 0 */
   seed: number;
+  /**
+   * Where the command line creates and loads the built-in policy: `"cpu"`, `"cuda"` or `"auto"` (CUDA when available).
+   * `train()` refuses a policy on another device than this one names. The default stays `"cpu"` because the GPU
+   * model has not run on a GPU yet (unverified). @defaultValue "cpu"
+   */
+  device: Device;
   /** Maximum optimizer steps (batches of rollouts). @defaultValue 2000 */
   steps: number;
   /** G, prompts per step. @defaultValue 48 */
@@ -112,6 +119,7 @@ export interface TrainerConfig {
 export const TRAINER_DEFAULTS: Readonly<TrainerConfig> = deepFreeze({
   recipe: 'remark',
   seed: 0,
+  device: 'cpu',
   steps: 2000,
   groups: 48,
   candidates: 8,
@@ -133,6 +141,7 @@ export type ConfigInput = { [K in keyof TrainerConfig]?: TrainerConfig[K] extend
 
 const CHOICES: Record<string, readonly string[]> = {
   recipe: RECIPE_NAMES,
+  device: DEVICES,
   'rewards.shape': ['hit', 'dcgTail'],
   'rewards.catalog': ['full', 'benchmark', 'none'],
   'advantages.scale': ['group', 'batch', 'none'],

@@ -25,6 +25,8 @@ export interface PhaseTimes {
 export interface StepRecord {
   step: number;
   epoch: number;
+  /** Where the policy ran this step ('cpu', 'cuda'; 'unknown' for a Policy that does not say): a resumed run may move. */
+  device: string;
   /** task statistics: reward mean/std, zero-reward fractions, accuracy, informative groups, … */
   stats: StepStats;
   loss: number;
@@ -105,6 +107,11 @@ function rolloutShape(rollout: Rollout) {
   };
 }
 
+/** The device a policy reports, or 'unknown'. */
+export function policyDevice(policy: Policy): string {
+  return policy.device ?? 'unknown';
+}
+
 /** Runs training step `step` (0-based) and returns its metrics; `elapsedBefore` is the run's training time so far. */
 export async function trainStep(ctx: StepContext, step: number, elapsedBefore: number): Promise<StepRecord> {
   const { config, policy, task } = ctx;
@@ -135,6 +142,7 @@ export async function trainStep(ctx: StepContext, step: number, elapsedBefore: n
   return {
     step: step + 1,
     epoch: task.epochOf(step),
+    device: policyDevice(policy),
     stats: { ...rewards.stats, ...advantages.stats },
     loss: result.loss,
     gradNorm: result.gradNorm,

@@ -5,7 +5,7 @@ import { GrpoError } from '../errors.js';
 import { resolveLossOptions } from '../kernels/loss.js';
 import type { Policy } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
-import { trainStep, type StepContext, type StepRecord } from './loop.js';
+import { policyDevice, trainStep, type StepContext, type StepRecord } from './loop.js';
 import { writeRunReport } from './run-report.js';
 import { RunDir, writeJsonAtomic, type TrainerState } from './run-dir.js';
 import type { StopFlag } from './signals.js';
@@ -17,7 +17,7 @@ import { initialValidation, recordValidation, stopAfter, validatesAt, type StopR
 
 /** Progress of a run, for progress bars and logs. */
 export type TrainerEvent =
-  | { type: 'start'; step: number; steps: number }
+  | { type: 'start'; step: number; steps: number; device: string }
   | { type: 'step'; record: StepRecord }
   | { type: 'validation'; step: number; values: Record<string, number>; improved: boolean }
   | { type: 'checkpoint'; step: number; dir: string }
@@ -102,7 +102,7 @@ async function advance(ctx: RunContext): Promise<StopReason | null> {
 
 /** Steps until a stopping rule fires or a stop is requested; checkpoints on schedule and on the way out. */
 export async function runLoop(ctx: RunContext, skipTest = false): Promise<TrainResult> {
-  ctx.onEvent({ type: 'start', step: ctx.state.step, steps: ctx.config.steps });
+  ctx.onEvent({ type: 'start', step: ctx.state.step, steps: ctx.config.steps, device: policyDevice(ctx.policy) });
   let reason = ctx.state.stopReason;
   while (reason === null) {
     if (ctx.stop.requested) reason = 'interrupted';
@@ -149,6 +149,13 @@ async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy 
   return reference;
 }
 
+/** A policy on another device than config.device names ('auto' accepts either) is a mistake worth stopping. */
+function checkDevice(config: TrainerConfig, policy: Policy): void {
+  if (config.device === 'auto' || policy.device === undefined || policy.device === config.device) return;
+  throw new GrpoError('GRPO_INVALID_ARGUMENT',
+    `train: config "device" is "${config.device}" but the policy runs on "${policy.device}"; create the policy with { device: '${config.device}' } or set config.device`);
+}
+
 /**
  * Trains `policy` with `config` into a new run directory.
  * @example
@@ -158,6 +165,7 @@ async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy 
 export async function train(options: TrainOptions): Promise<TrainResult> {
   const { config, policy } = options;
   if (!policy) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'train: expected a policy');
+  checkDevice(config, policy);
   const dir = new RunDir(options.runDir);
   await dir.create(config);
   const ctx: RunContext = {

@@ -3,8 +3,9 @@
 // paired differences and steps-to-target; prints the summary table and writes reports with figures.
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Device } from '../../cuda.js';
 import { getThreads } from '../../runtime.js';
-import type { ConfigInput } from '../../trainer/config.js';
+import { TRAINER_DEFAULTS, type ConfigInput } from '../../trainer/config.js';
 import type { ZeroRewardFractions } from '../../eval/diagnostics.js';
 import type { StepRecord } from '../../trainer/loop.js';
 import { readJsonlRows, RunDir } from '../../trainer/run-dir.js';
@@ -12,6 +13,7 @@ import { resolveConfig } from '../../trainer/recipes.js';
 import { compareRuns } from '../../trainer/run-report.js';
 import { arithmeticExamples, recommendExamples } from '../../trainer/sft.js';
 import { moviesData } from '../../trainer/tasks.js';
+import { DEVICE_FLAG, deviceFlag } from '../args.js';
 import type { Command } from '../command.js';
 import { DEMO_SETTINGS, type DemoSettings } from '../demo-settings.js';
 import { pairTable, type Pair } from '../demo-summary.js';
@@ -34,18 +36,18 @@ async function zeroRewardMeans(dir: string): Promise<ZeroRewardFractions> {
 async function trainPair(reporter: Reporter, out: string, sftDir: string, base: ConfigInput, recipes: readonly string[], extra: (recipe: string) => ConfigInput, overrides: ConfigInput) {
   for (const recipe of recipes) {
     const config = resolveConfig(base, { recipe: recipe as never }, extra(recipe), overrides);
-    await trainWithProgress(reporter, `${recipe} (${config.steps} steps)`, { config, policy: await loadPolicy(sftDir), runDir: join(out, 'runs', recipe) });
+    await trainWithProgress(reporter, `${recipe} (${config.steps} steps)`, { config, policy: await loadPolicy(sftDir, config.device), runDir: join(out, 'runs', recipe) });
   }
 }
 
-async function sftPhase(reporter: Reporter, s: DemoSettings, out: string, sftSteps: number | undefined): Promise<string> {
+async function sftPhase(reporter: Reporter, s: DemoSettings, out: string, sftSteps: number | undefined, device: Device): Promise<string> {
   const ranks = resolveConfig(s.recommend).rewards.ranks;
   const data = resolveConfig(s.ccr, { recipe: 'ccr' }).data;
   const bpe = reporter.phase('tokenizer (byte-level BPE)', 1);
   const tokenizer = demoTokenizer(s.vocabSize, data, ranks);
   bpe.done(`${tokenizer.vocabSize} tokens`);
-  const policy = await demoPolicy(s.model, tokenizer, 0);
-  reporter.line(`Built-in model: ${policy.parameterCount().toLocaleString('en-US')} parameters, ${getThreads()} threads`);
+  const policy = await demoPolicy(s.model, tokenizer, 0, device);
+  reporter.line(`Built-in model: ${policy.parameterCount().toLocaleString('en-US')} parameters on ${policy.device}, ${getThreads()} threads`);
   const examples = [...recommendExamples(moviesData(''), ranks), ...arithmeticExamples(data, [1, 3])];
   const options = { ...s.sft, steps: sftSteps ?? s.sft.steps };
   await sftWithProgress(reporter, `SFT (${examples.length} examples)`, policy, examples, options, join(out, 'sft'));
@@ -85,7 +87,7 @@ function pairs(out: string): Pair[] {
 export const demoCommand: Command = {
   name: 'demo',
   summary: 'the main job end to end: SFT, remark vs rank-grpo, ccr vs grpo, test evaluation and reports',
-  usage: 'grpo demo [--out <dir>] [--quick] [--sft-steps <n>] [--<trainer option> <value> ...]',
+  usage: 'grpo demo [--out <dir>] [--quick] [--sft-steps <n>] [--device cpu|cuda|auto] [--<trainer option> <value> ...]',
   description: 'Trains the built-in model from scratch on the bundled data (SFT), then two RL pairs from that checkpoint with the same\n' +
     'steps and seed, evaluates the selected checkpoints on the test splits with bootstrap intervals, paired differences and\n' +
     'steps-to-target, prints a summary table and writes <out>/summary.md and the reports (markdown + SVG). Scaled down to\n' +
@@ -94,6 +96,7 @@ export const demoCommand: Command = {
     { name: 'out', help: 'output folder; its previous demo output is replaced (default grpo-demo)' },
     { name: 'quick', help: 'test-sized settings, under 2 minutes', boolean: true },
     { name: 'sft-steps', help: 'SFT steps (default 800; quick 40)' },
+    DEVICE_FLAG,
   ],
   acceptsConfig: true,
   async run(args, reporter) {
@@ -102,9 +105,10 @@ export const demoCommand: Command = {
     const s = DEMO_SETTINGS[quick ? 'quick' : 'full'];
     const out = args.flags.get('out') ?? 'grpo-demo';
     const sftSteps = args.flags.has('sft-steps') ? Number(args.flags.get('sft-steps')) : undefined;
+    const device = deviceFlag(args) ?? TRAINER_DEFAULTS.device;
     for (const part of ['sft', 'runs', 'report', 'summary.md']) await rm(join(out, part), { recursive: true, force: true });
-    const sftDir = await sftPhase(reporter, s, out, sftSteps);
-    const overrides = args.overrides as ConfigInput;
+    const sftDir = await sftPhase(reporter, s, out, sftSteps, device);
+    const overrides = { ...args.overrides, device } as ConfigInput;
     await trainPair(reporter, out, sftDir, s.recommend, ['rank-grpo', 'remark'], () => ({}), overrides);
     await trainPair(reporter, out, sftDir, s.ccr, ['grpo', 'ccr'], (r) => ({ generation: { maxNewTokens: s.caps[r as 'ccr' | 'grpo'] } as ConfigInput['generation'] }), overrides);
     const [rec, ccr] = pairs(out);

@@ -7,14 +7,14 @@ import { tokenizerOf } from '../../trainer/rollout.js';
 import type { EvalSplit } from '../../trainer/task.js';
 import { createTask } from '../../trainer/tasks.js';
 import { GrpoError } from '../../errors.js';
-import { intFlag } from '../args.js';
+import { DEVICE_FLAG, deviceFlag, intFlag } from '../args.js';
 import { readConfigFile, required, type Command } from '../command.js';
 import { loadPolicy } from '../models.js';
 
 export const evalCommand: Command = {
   name: 'eval',
   summary: 'evaluate a checkpoint on the validation or test split (bootstrap intervals)',
-  usage: 'grpo eval --policy <checkpoint> [--recipe <name>] [--split test|validation] [--prompts <n>] [--json <file>] [--<option> <value> ...]',
+  usage: 'grpo eval --policy <checkpoint> [--recipe <name>] [--split test|validation] [--prompts <n>] [--json <file>] [--device cpu|cuda|auto] [--<option> <value> ...]',
   description: 'Greedy completions of every prompt of the split, scored with the metrics of the recipe\'s task (recommendation:\n' +
     'recall/NDCG per row, per request, union, relevant set, popularity; CCR: single-problem accuracy and completion tokens),\n' +
     'each with its 95% bootstrap interval over prompts.',
@@ -25,14 +25,16 @@ export const evalCommand: Command = {
     { name: 'prompts', help: 'first n prompts only (default all)' },
     { name: 'json', help: 'also write the values and per-prompt series here' },
     { name: 'config', help: 'JSON file with trainer options' },
+    DEVICE_FLAG,
   ],
   acceptsConfig: true,
   async run(args, reporter) {
     const split = args.flags.get('split') ?? 'test';
     if (split !== 'test' && split !== 'validation') throw new GrpoError('GRPO_INVALID_ARGUMENT', `--split: expected test or validation but received "${split}"`);
     const recipe = args.flags.get('recipe');
-    const config = resolveConfig(await readConfigFile(args.flags.get('config')), { ...args.overrides, ...(recipe ? { recipe: recipe as never } : {}) });
-    const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'));
+    const device = deviceFlag(args);
+    const config = resolveConfig(await readConfigFile(args.flags.get('config')), { ...args.overrides, ...(recipe ? { recipe: recipe as never } : {}), ...(device ? { device } : {}) });
+    const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'), config.device);
     const phase = reporter.phase(`eval ${config.recipe} ${split}`, 1);
     const evaluation = await createTask(config, tokenizerOf(policy)).evaluate(policy, split as EvalSplit, intFlag(args, 'prompts', 0));
     phase.done();

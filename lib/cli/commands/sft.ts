@@ -3,7 +3,7 @@ import { GrpoError } from '../../errors.js';
 import { resolveConfig } from '../../trainer/recipes.js';
 import { arithmeticExamples, recommendExamples, SFT_DEFAULTS } from '../../trainer/sft.js';
 import { moviesData } from '../../trainer/tasks.js';
-import { intFlag } from '../args.js';
+import { DEVICE_FLAG, deviceFlag, intFlag } from '../args.js';
 import { required, type Command } from '../command.js';
 import { demoPolicy, demoTokenizer, loadPolicy } from '../models.js';
 import { sftWithProgress } from '../run-training.js';
@@ -13,7 +13,7 @@ const DATASETS = ['movies', 'arithmetic'] as const;
 export const sftCommand: Command = {
   name: 'sft',
   summary: 'supervised fine-tuning on the bundled movie lists and arithmetic solutions',
-  usage: 'grpo sft --out <dir> [--policy <checkpoint> | --model demo|quick] [--data movies,arithmetic] [--steps <n>] ...',
+  usage: 'grpo sft --out <dir> [--policy <checkpoint> | --model demo|quick] [--data movies,arithmetic] [--steps <n>] [--device cpu|cuda|auto] ...',
   description: 'Trains on (prompt, target) pairs in the exact prompt formats of the recipes: every (request, respondent) row of the\n' +
     'movies-multi train split as a numbered "Title (Year)" list, and worked arithmetic solutions packed 1 and 3 per prompt.\n' +
     'Without --policy a fresh built-in model is created with a byte-level BPE trained on the same corpora. Writes <out>/policy.',
@@ -28,6 +28,7 @@ export const sftCommand: Command = {
     { name: 'batch-size', help: `sequences per step (default ${SFT_DEFAULTS.batchSize})` },
     { name: 'lr', help: `peak learning rate (default ${SFT_DEFAULTS.learningRate})` },
     { name: 'seed', help: 'seed of the batch order and of a fresh model (default 0)' },
+    DEVICE_FLAG,
   ],
   acceptsConfig: false,
   async run(args, reporter) {
@@ -40,7 +41,8 @@ export const sftCommand: Command = {
     const model = args.flags.get('model') ?? 'demo';
     if (model !== 'demo' && model !== 'quick') throw new GrpoError('GRPO_INVALID_ARGUMENT', `--model: expected demo or quick but received "${model}"`);
     const from = args.flags.get('policy');
-    const policy = from ? await loadPolicy(from) : await demoPolicy(model, demoTokenizer(intFlag(args, 'vocab', 1024), data, ranks), seed);
+    const device = deviceFlag(args) ?? 'cpu';
+    const policy = from ? await loadPolicy(from, device) : await demoPolicy(model, demoTokenizer(intFlag(args, 'vocab', 1024), data, ranks), seed, device);
     const examples = [
       ...(sets.includes('movies') ? recommendExamples(moviesData(''), ranks) : []),
       ...(sets.includes('arithmetic') ? arithmeticExamples(data, [1, 3]) : []),
