@@ -3,7 +3,7 @@
 #   1. without Node: build grpo_cuda_host_check and grpo_cuda_parity (CUDA vs CPU kernels in one C++ program) and
 #      run them: bit-exact pieces on the host, parity checks on the GPU, then GPU timings against the H200's roofs;
 #   2. with Node and this repo's node_modules (npm ci), if present: build both addons (npm run build:cuda), run
-#      the CUDA parity and no-GPU-path vitest suites, and bench/cuda.bench.js.
+#      the CUDA parity, trainer and no-GPU-path vitest suites, and bench/cuda.bench.js.
 # Usage: scripts/gpu-check.sh [output dir]   (the log is also written there when given, e.g. "$OUT")
 # Needs cmake >= 3.19, ninja, nvcc (CUDA 13) and an NVIDIA driver (R580+). Exit status: the first failure's.
 set -euo pipefail
@@ -39,7 +39,7 @@ run_checks() {
   npx tsc -p tsconfig.json
   export GRPO_NATIVE_ADDON="$PWD/build-cuda/Release/grpo_native.node"
   step "2. vitest: CUDA parity and the graceful path, then the CPU suites of the shared glue"
-  npx vitest run test/cuda-parity.test.ts test/cuda-loader.test.ts
+  npx vitest run test/cuda-parity.test.ts test/cuda-loader.test.ts test/cuda-trainer.test.ts
   npx vitest run test/logprob.test.ts test/advantage.test.ts test/sampling.test.ts
   step "2. bench/cuda.bench.js"
   timeout 300 node bench/cuda.bench.js
