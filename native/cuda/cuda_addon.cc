@@ -32,6 +32,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   grpo::addon::register_logprob(env, exports);
   grpo::addon::register_advantage(env, exports);
   grpo::addon::register_sampling(env, exports);
+  grpo::addon::register_model(env, exports);
   return exports;
 }
 
