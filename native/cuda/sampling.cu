@@ -8,6 +8,7 @@
 #include "device.cuh"
 #include "grpo/sampling.h"
 #include "philox.cuh"
+#include "sampling_device.cuh"
 #include "sampling_params.h"
 #include "sampling_row.cuh"
 
@@ -194,19 +195,19 @@ struct DeviceFlags {
 
 constexpr int64_t kMaxBlocks = 264;  // two rows in flight per H200 SM; bounds the y/w scratch
 
-// Uploads the call, runs the kernel in the given mode and downloads its outputs.
-void run(const float* logits, int64_t rows, int64_t vocab, const grpo_sampling_params& params, int32_t* tokens,
-         float* logp, float* logp_raw, float* probs) {
+// Uploads the call's parameters, runs the kernel on device logits in the given mode and downloads its outputs.
+void run_on_device(const float* d_logits, int64_t rows, int64_t vocab, const grpo_sampling_params& params,
+                   int32_t* tokens, float* logp, float* logp_raw, float* probs) {
   const std::vector<DeviceRow> host_rows = device_rows(params, rows, vocab);
   const int64_t history_size = params.history_offsets ? params.history_offsets[rows] : 0;
   const int64_t blocks = std::min(rows, kMaxBlocks);
-  DeviceBuffer<float> d_logits(logits, rows * vocab), y(blocks * vocab), w(blocks * vocab);
+  DeviceBuffer<float> y(blocks * vocab), w(blocks * vocab);
   DeviceBuffer<DeviceRow> d_rows(host_rows.data(), rows);
   DeviceBuffer<uint32_t> d_allow(params.allow_bits, rows * ((vocab + 31) / 32));
   DeviceBuffer<int32_t> d_history(params.history, history_size), d_tokens(probs ? 0 : rows);
   DeviceBuffer<float> d_logp(logp ? rows : 0), d_logp_raw(logp_raw ? rows : 0), d_probs(probs ? rows * vocab : 0);
   DeviceFlags flags;
-  const Args args{d_logits.get(), rows, vocab, d_rows.get(), d_allow.get(), d_history.get(), params.seed, params.step,
+  const Args args{d_logits, rows, vocab, d_rows.get(), d_allow.get(), d_history.get(), params.seed, params.step,
                   fixed_point_low_bits(vocab), y.get(), w.get(), d_tokens.get(), d_logp.get(), d_logp_raw.get(),
                   d_probs.get(), flags.get()};
   KernelTimer timer;
@@ -220,7 +221,19 @@ void run(const float* logits, int64_t rows, int64_t vocab, const grpo_sampling_p
   d_probs.download(probs);
 }
 
+void run(const float* logits, int64_t rows, int64_t vocab, const grpo_sampling_params& params, int32_t* tokens,
+         float* logp, float* logp_raw, float* probs) {
+  DeviceBuffer<float> d_logits(logits, rows * vocab);
+  run_on_device(d_logits.get(), rows, vocab, params, tokens, logp, logp_raw, probs);
+}
+
 }  // namespace
+
+void sample_device(const float* logits, int64_t rows, int64_t vocab, const grpo_sampling_params& params, int32_t* tokens,
+                   float* logp_raw) {
+  grpo::sampling::check_call(logits, rows, vocab, &params);
+  if (rows > 0) run_on_device(logits, rows, vocab, params, tokens, nullptr, logp_raw, nullptr);
+}
 
 }  // namespace grpo::cuda::sampling
 

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "grpo/model.h"
 #include "layer.h"
+#include "pack.h"
 #include "params.h"
 #include "rope.h"
 
@@ -43,9 +44,6 @@ struct Model {
   void ensure_grads();
   void release_work() { work = Workspace{}; }
 };
-
-// Packs sequences (offsets [nseq + 1] into tokens) into a layout; checks ids and lengths.
-TokenLayout pack_sequences(const Config& c, const int32_t* tokens, const int64_t* offsets, int64_t nseq);
 
 // Hidden states after the final norm [T, H]. `keep` stores activations for backward; `cache` is for generation.
 void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, TrainState* keep, KvCache* cache,
