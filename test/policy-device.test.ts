@@ -259,6 +259,10 @@ describe('trainer config and command line', () => {
     expect(io.err()).toBe(`grpo eval: BuiltinPolicy.load was asked to run on device 'cuda', but CUDA is unavailable: ${unavailable.reason}\n`);
     vi.restoreAllMocks();
     io = capture();
+    expect(await main(['train', '--policy', dir, '--out', join(scratch(), 'run'), '--device', 'cuda'])).toBe(2);
+    expect(io.err()).toBe(`grpo train: BuiltinPolicy.load was asked to run on device 'cuda', but CUDA is unavailable: ${unavailable.reason}\n`);
+    vi.restoreAllMocks();
+    io = capture();
     expect(await main(['sft', '--policy', dir, '--out', scratch(), '--device', 'cuda', '--steps', '1'])).toBe(2);
     expect(io.err()).toContain('CUDA is unavailable');
     vi.restoreAllMocks();
