@@ -41,7 +41,7 @@ export const sftCommand: Command = {
     const model = args.flags.get('model') ?? 'demo';
     if (model !== 'demo' && model !== 'quick') throw new GrpoError('GRPO_INVALID_ARGUMENT', `--model: expected demo or quick but received "${model}"`);
     const from = args.flags.get('policy');
-    const device = deviceFlag(args) ?? 'cpu';
+    const device = deviceFlag(args);
     const policy = from ? await loadPolicy(from, device) : await demoPolicy(model, demoTokenizer(intFlag(args, 'vocab', 1024), data, ranks), seed, device);
     const examples = [
       ...(sets.includes('movies') ? recommendExamples(moviesData(''), ranks) : []),
