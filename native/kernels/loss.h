@@ -1,5 +1,5 @@
 // Internals of the policy loss shared by loss.cc (orchestration, reductions) and loss_row.cc
-// (the per-row forward and backward).
+// (the per-row forward and backward). The scalar math both backends use is in loss_token.h.
 #pragma once
 
 #include <cstdint>
@@ -43,15 +43,9 @@ struct RowSums {
   double tokens = 0, vespo_log_ratio = 0;
 };
 
-// The importance-sampling bin of a token (0, or its item at the item level; K = overflow).
-int64_t bin_of(const LossProblem& p, int64_t index);
-
 // Pass 1 of a row: checks its masked inputs (flagging the first bad one in `partial`) and fills
 // scratch.log_ratio with each bin's mean log-ratio (the log of the geometric-mean ratio).
 RowSums bin_log_ratios(const LossProblem& p, int64_t row, RowScratch& scratch, LossPartial& partial);
-
-// Aggregation weight of each masked token of a row holding n of them.
-double row_weight(const LossProblem& p, double n);
 
 // Forward and backward of one row: writes grad_logp[row, :], adds to `partial`.
 void loss_row(const LossProblem& p, int64_t row, RowScratch& scratch, float* grad_logp, LossPartial& partial);
@@ -62,7 +56,6 @@ struct FastScratch {
   RowScratch bins;
   FastScratch(int64_t cols, int64_t bins) : floats(3 * cols), bins(bins) {}
 };
-bool fast_row_applies(const LossProblem& p);
 void fast_loss_row(const LossProblem& p, int64_t row, FastScratch& scratch, float* grad_logp, LossPartial& partial);
 
 void policy_loss(LossProblem& p, float* grad_logp, grpo_loss_stats* stats);

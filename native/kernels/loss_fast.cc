@@ -10,12 +10,15 @@
 
 #include "loss.h"
 #include "loss_terms.h"
+#include "loss_token.h"
 #include "simd.h"
 
 namespace grpo {
 
 namespace {
 
+using loss::bin_of;
+using loss::row_weight;
 using loss::clamp_to;
 using loss::exp_any;
 using loss::splat;
@@ -219,8 +222,6 @@ void flag_bad(const Row& r, int64_t base, LossPartial& partial) {
 }
 
 }  // namespace
-
-bool fast_row_applies(const LossProblem& p) { return p.options.surrogate.type == GRPO_LOSS_CLIP; }
 
 void fast_loss_row(const LossProblem& p, int64_t row, FastScratch& scratch, float* grad_logp, LossPartial& partial) {
   const int64_t cols = p.cols, base = row * cols;

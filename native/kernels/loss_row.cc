@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "loss.h"
-#include "loss_terms.h"
+#include "loss_token.h"
 
 namespace grpo {
 
@@ -13,37 +13,12 @@ namespace {
 bool per_token_ratio(int32_t level) { return level == GRPO_IS_TOKEN; }
 bool routes_to_bins(int32_t level) { return level == GRPO_IS_SEQUENCE || level == GRPO_IS_ITEM; }
 
-
-float advantage_at(const LossProblem& p, int64_t row, int64_t index) {
-  return p.advantages_per_token ? p.advantages[index] : p.advantages[row];
-}
-
-float log_ratio_at(const LossProblem& p, int64_t index) {
-  return p.old_logp ? p.logp[index] - p.old_logp[index] : 0.0f;
-}
-
-bool inputs_finite(const LossProblem& p, int64_t row, int64_t index) {
-  bool ok = std::isfinite(p.logp[index]) && std::isfinite(advantage_at(p, row, index));
-  if (p.old_logp) ok = ok && std::isfinite(p.old_logp[index]);
-  if (p.ref_logp) ok = ok && std::isfinite(p.ref_logp[index]);
-  if (p.entropy) ok = ok && std::isfinite(p.entropy[index]);
-  return ok;
-}
+using loss::advantage_at;
+using loss::bin_of;
+using loss::log_ratio_at;
 
 void flag(LossPartial& partial, int64_t index, int what) {
   if (partial.bad_index < 0) partial.bad_index = index, partial.bad_what = what;
-}
-
-struct Ratio {
-  float value;
-  float pass;  // 1 when the log-ratio clamp did not bind
-};
-
-Ratio ratio_of(float log_weight, double clamp) {
-  if (clamp > 0.0 && std::fabs(log_weight) > clamp) {
-    return {loss::exp_any(static_cast<float>(log_weight > 0.0f ? clamp : -clamp)), 0.0f};
-  }
-  return {loss::exp_any(log_weight), 1.0f};
 }
 
 void add_flags(LossPartial& partial, bool low, bool high, bool dual) {
@@ -56,7 +31,6 @@ void token_terms(const LossProblem& p, int64_t row, double weight, const RowSums
   const grpo_loss_options& o = p.options;
   const float phi_pos = loss::vespo_phi(sums.vespo_log_ratio, o.surrogate.vespo_k_pos, o.surrogate.vespo_lambda_pos);
   const float phi_neg = loss::vespo_phi(sums.vespo_log_ratio, o.surrogate.vespo_k_neg, o.surrogate.vespo_lambda_neg);
-  const float beta = static_cast<float>(o.kl.beta);
   const float w = static_cast<float>(weight);
   for (int64_t index = row * p.cols; index < (row + 1) * p.cols; ++index) {
     if (!p.mask[index]) {
@@ -65,23 +39,16 @@ void token_terms(const LossProblem& p, int64_t row, double weight, const RowSums
     }
     const float d = log_ratio_at(p, index), logp = p.logp[index], a = advantage_at(p, row, index);
     const int64_t bin = bin_of(p, index);
-    const Ratio r = ratio_of(per_token_ratio(o.is_level) ? d : static_cast<float>(s.log_ratio[bin]), o.surrogate.log_ratio_clamp);
-    const loss::Term term = loss::surrogate(r.value, a, logp, a >= 0.0f ? phi_pos : phi_neg, o.surrogate);
-    const bool keep = !p.entropy || p.entropy[index] >= p.keep_threshold;
-    const loss::Kl kl = p.ref_logp ? loss::kl_term(logp, p.ref_logp[index], o.kl) : loss::Kl{0.0f, 0.0f};
-    const float bias = o.kl.bias_correction ? r.value : 1.0f;
-    const float policy = keep ? term.value : 0.0f;
-    const float d_ratio = (keep ? term.d_ratio : 0.0f) + (o.kl.bias_correction ? beta * kl.value : 0.0f);
-    const float routed = w * d_ratio * r.value * r.pass;
-    float g = w * ((keep ? term.d_logp : 0.0f) + beta * kl.d_logp * bias);
-    if (routes_to_bins(o.is_level)) s.grad[bin] += routed;
-    else g += routed;
-    grad[index] = g;
-    partial.loss += weight * (policy + beta * kl.value * bias), partial.policy += weight * policy;
-    partial.kl += kl.value, partial.ratio += r.value, partial.ppo_kl -= d, partial.tokens += 1.0;
-    partial.ratio_min = std::min<double>(partial.ratio_min, r.value), partial.ratio_max = std::max<double>(partial.ratio_max, r.value);
+    const float log_weight = per_token_ratio(o.is_level) ? d : static_cast<float>(s.log_ratio[bin]);
+    const loss::TokenShare t = loss::token_share(o, log_weight, logp, a, a >= 0.0f ? phi_pos : phi_neg,
+                                                 p.ref_logp ? p.ref_logp + index : nullptr, loss::keeps_policy(p, index), w);
+    if (routes_to_bins(o.is_level)) s.grad[bin] += t.routed;
+    grad[index] = routes_to_bins(o.is_level) ? t.direct : t.direct + t.routed;
+    partial.loss += weight * t.loss, partial.policy += weight * t.policy;
+    partial.kl += t.kl, partial.ratio += t.ratio, partial.ppo_kl -= d, partial.tokens += 1.0;
+    partial.ratio_min = std::min<double>(partial.ratio_min, t.ratio), partial.ratio_max = std::max<double>(partial.ratio_max, t.ratio);
     if (p.entropy) partial.entropy += p.entropy[index];
-    add_flags(partial, term.low, term.high, term.dual);
+    add_flags(partial, t.low, t.high, t.dual);
   }
 }
 
@@ -101,29 +68,23 @@ void geo_mean_row(const LossProblem& p, int64_t row, double tokens, float* grad,
   double clipped_sum = 0.0, advantage_sum = 0.0;
   for (int64_t index = row * p.cols; index < (row + 1) * p.cols; ++index) {
     if (!p.mask[index]) continue;
-    const float d = log_ratio_at(p, index), a = advantage_at(p, row, index), dc = std::clamp(d, lo, hi);
-    clipped_sum += a > 0.0f ? std::min(d, dc) : (a < 0.0f ? std::max(d, dc) : 0.0f);
+    const float d = log_ratio_at(p, index), a = advantage_at(p, row, index), dc = loss::clamp_float(d, lo, hi);
+    clipped_sum += loss::geo_clipped(d, a, lo, hi);
     advantage_sum += a;
     add_flags(partial, d != dc && a < 0.0f, d != dc && a > 0.0f, false);
   }
   const double denominator = tokens + 1e-8;
   const double ratio = std::exp(clipped_sum / denominator), value = -advantage_sum / denominator * ratio;
-  const double weight = 1.0 / (p.sequence_count * p.options.aggregate.accumulation_steps);
+  const double weight = loss::geo_row_weight(p);
   partial.loss += weight * value, partial.policy += weight * value;
   for (int64_t index = row * p.cols; index < (row + 1) * p.cols; ++index) {
     if (!p.mask[index]) continue;
-    const float d = log_ratio_at(p, index), a = advantage_at(p, row, index);
-    const bool passes = (a > 0.0f && d <= hi) || (a < 0.0f && d >= lo);
-    if (passes) grad[index] += static_cast<float>(weight * value / denominator);
+    if (loss::geo_passes(log_ratio_at(p, index), advantage_at(p, row, index), lo, hi))
+      grad[index] += static_cast<float>(weight * value / denominator);
   }
 }
 
 }  // namespace
-
-int64_t bin_of(const LossProblem& p, int64_t index) {
-  if (p.options.is_level != GRPO_IS_ITEM) return 0;
-  return std::clamp<int64_t>(p.segments[index], 0, p.options.num_items);  // K = the overflow bin
-}
 
 // Pass 1: checks the inputs and fills the per-bin mean log-ratios (log of the geometric-mean ratio).
 RowSums bin_log_ratios(const LossProblem& p, int64_t row, RowScratch& s, LossPartial& partial) {
@@ -132,12 +93,12 @@ RowSums bin_log_ratios(const LossProblem& p, int64_t row, RowScratch& s, LossPar
   RowSums sums;
   for (int64_t index = row * p.cols; index < (row + 1) * p.cols; ++index) {
     if (!p.mask[index]) continue;
-    if (p.segments && p.segments[index] < -1) flag(partial, index, kBadSegment);
-    if (!inputs_finite(p, row, index)) flag(partial, index, kBadValue);
+    if (loss::checks_segments(p) && p.segments[index] < -1) flag(partial, index, kBadSegment);
+    if (!loss::inputs_finite(p, row, index)) flag(partial, index, kBadValue);
     const float d = log_ratio_at(p, index);
     const int64_t bin = bin_of(p, index);
     s.log_ratio[bin] += d, s.count[bin] += 1.0, sums.tokens += 1.0;
-    sums.vespo_log_ratio += std::clamp(d, -20.0f, 20.0f);
+    sums.vespo_log_ratio += loss::clamp_float(d, -20.0f, 20.0f);
   }
   for (size_t b = 0; b < s.log_ratio.size(); ++b) s.log_ratio[b] /= std::max(s.count[b], 1.0);
   return sums;
@@ -146,7 +107,7 @@ RowSums bin_log_ratios(const LossProblem& p, int64_t row, RowScratch& s, LossPar
 void loss_row(const LossProblem& p, int64_t row, RowScratch& scratch, float* grad_logp, LossPartial& partial) {
   const RowSums sums = bin_log_ratios(p, row, scratch, partial);
   if (partial.bad_index >= 0) return;
-  token_terms(p, row, row_weight(p, sums.tokens), sums, scratch, grad_logp, partial);
+  token_terms(p, row, loss::row_weight(p, sums.tokens), sums, scratch, grad_logp, partial);
   if (routes_to_bins(p.options.is_level)) route_bins(p, row, scratch, grad_logp);
   if (p.options.surrogate.type == GRPO_LOSS_GEO_MEAN) geo_mean_row(p, row, sums.tokens, grad_logp, partial);
 }
