@@ -41,6 +41,7 @@ run_checks() {
   step "2. vitest: CUDA parity and the graceful path, then the CPU suites of the shared glue"
   npx vitest run test/cuda-parity.test.ts test/cuda-loader.test.ts test/cuda-trainer.test.ts
   npx vitest run test/logprob.test.ts test/advantage.test.ts test/sampling.test.ts
+  npx vitest run test/cuda-model-parity.test.ts  # the built-in model: CUDA vs CPU (score, logits, gradients, AdamW, generation)
   step "2. bench/cuda.bench.js"
   timeout 300 node bench/cuda.bench.js
   step "done"

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "host_checks.h"
 #include "kernels.cuh"
+#include "linear_logprob_checks.h"
 #include "linear_logprob_device.cuh"
 #include "rope.h"
 
@@ -116,8 +116,9 @@ void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t
            bool train, float* logp, float* entropy) {
   TrainState& ts = m.train;
   ts.ready = false;
-  check_temperature(o.temperature);
-  check_targets(targets, tl.T, m.config.vocab, o.ignore_index);
+  const grpo_linear_logprob_options head = head_options(o);
+  linear_logprob_checks::options_and_shape(tl.T, m.config.hidden, m.config.vocab, &head);
+  linear_logprob_checks::targets(targets, tl.T, m.config.vocab, o.ignore_index);
   int64_t longest = 0;
   for (const auto& s : tl.spans) longest = std::max(longest, s.len);
   m.ensure_rope(longest);
@@ -127,7 +128,7 @@ void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t
   forward_hidden(m, ts.map, train ? &ts : nullptr, nullptr, hidden);
   m.release_work();
   linear_logprob_forward_device(hidden.get(), m.p.lm_head, ts.targets.get(), tl.T, m.config.hidden, m.config.vocab,
-                                head_options(o), logp, entropy);
+                                head, logp, entropy);
   if (!train) return;
   ts.tokens.assign(tokens, tokens + tl.T);
   ts.final_hidden.swap(hidden);
@@ -140,8 +141,8 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   if (!ts.ready) fail(GRPO_ERR_INVALID_ARGUMENT, "backward needs a preceding score with train = 1");
   const Config& c = m.config;
   const int64_t T = ts.map.T, H = c.hidden;
-  check_finite(grad_logp, T, "grad_logp");
-  check_finite(grad_entropy, grad_entropy ? T : 0, "grad_entropy");
+  linear_logprob_checks::all_finite(grad_logp, T, "grad_logp");
+  linear_logprob_checks::all_finite(grad_entropy, grad_entropy ? T : 0, "grad_entropy");
   m.ensure_grads();
   DeviceArray<float> d_grad_logp, d_grad_entropy, d_hidden, dx;
   d_grad_logp.upload(grad_logp, T);
