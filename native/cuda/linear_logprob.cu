@@ -3,14 +3,16 @@
 // (native/kernels/linear_logprob.cc). The backward recomputes each tile, turns it into d(loss)/d(logits) in
 // place and multiplies it out into grad_hidden and grad_weight. Workspace: one tile, at most
 // kTileRows × chunk_vocab floats. Chunked rather than epilogue-fused: the tile makes one trip through HBM/L2.
+// hidden and weight are float32 (the 3xTF32 GEMM) or bfloat16 (the bf16 tensor-core GEMM, which rounds the
+// float32 gradient tile to bf16 as it loads it, as the CPU does: grpo/logprob.h). The argument checks are the
+// CPU's (native/kernels/linear_logprob_checks.h).
 #include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "device.cuh"
 #include "grpo/logprob.h"
-#include "host_checks.h"
-#include "linear_logprob_device.cuh"
+#include "linear_logprob_checks.h"
 #include "row_math.cuh"
 #include "tile_gemm.cuh"
 
@@ -32,11 +34,12 @@ struct RowState {
 };
 
 struct Problem {
-  const float *hidden, *weight, *bias;  // device
+  const float *hidden, *weight, *bias;  // device; hidden and weight NULL when the inputs are bf16
   const int32_t* targets;               // device
   Shape s;
   float scale;
   int32_t ignore_index;
+  const __nv_bfloat16 *hidden16 = nullptr, *weight16 = nullptr;  // device bf16 inputs, or NULL
 };
 
 __global__ void add_bias_kernel(float* tile, int64_t n, int64_t cols, const float* bias) {
@@ -129,8 +132,12 @@ __global__ void column_sums_kernel(const float* tile, int64_t n, int64_t cols, f
 
 // tile [n, cols] = hidden[r0 ..] · weight[v0 ..]ᵀ + bias[v0 ..]
 void compute_tile(const Problem& p, int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile) {
-  tile_gemm(false, true, n, cols, p.s.hidden, 1.0f, p.hidden + r0 * p.s.hidden, p.s.hidden, p.weight + v0 * p.s.hidden,
-            p.s.hidden, 0.0f, tile, cols);
+  const int64_t H = p.s.hidden;
+  if (p.hidden16) {
+    tile_gemm_bf16(false, true, n, cols, H, 1.0f, p.hidden16 + r0 * H, H, p.weight16 + v0 * H, H, 0.0f, tile, cols);
+  } else {
+    tile_gemm(false, true, n, cols, H, 1.0f, p.hidden + r0 * H, H, p.weight + v0 * H, H, 0.0f, tile, cols);
+  }
   if (p.bias) add_bias_kernel<<<blocks_for(n * cols), kThreads>>>(tile, n, cols, p.bias + v0);
 }
 
@@ -157,40 +164,51 @@ void raise_flags(const RowFlag& bad, const RowFlag& empty) {
     fail(GRPO_ERR_VALUE_RANGE, "logits row %lld is -Infinity everywhere", static_cast<long long>(row));
 }
 
+// grad_hidden[r0 ..] += tile · weight[v0 ..];  grad_weight[v0 ..] += tileᵀ · hidden[r0 ..]
+void multiply_out(const Problem& p, int64_t r0, int64_t n, int64_t v0, int64_t cols, const float* tile,
+                  float* grad_hidden, float* grad_weight) {
+  const int64_t H = p.s.hidden;
+  if (p.hidden16) {
+    tile_gemm_bf16(false, false, n, H, cols, 1.0f, tile, cols, p.weight16 + v0 * H, H, 1.0f, grad_hidden + r0 * H, H);
+    tile_gemm_bf16(true, false, cols, H, n, 1.0f, tile, cols, p.hidden16 + r0 * H, H, 1.0f, grad_weight + v0 * H, H);
+  } else {
+    tile_gemm(false, false, n, H, cols, 1.0f, tile, cols, p.weight + v0 * H, H, 1.0f, grad_hidden + r0 * H, H);
+    tile_gemm(true, false, cols, H, n, 1.0f, tile, cols, p.hidden + r0 * H, H, 1.0f, grad_weight + v0 * H, H);
+  }
+}
+
+// Host hidden and weight: one of the pairs is NULL.
+struct HostInputs {
+  const float *hidden, *weight;
+  const uint16_t *hidden16, *weight16;  // bfloat16 bits
+};
+
 // Device copies of the inputs, the tile workspace and the row state of one chunk.
 struct Workspace {
   int64_t chunk_rows;
-  DeviceBuffer<float> hidden, weight, bias, tile, state;
+  DeviceBuffer<float> hidden, weight;
+  DeviceBuffer<__nv_bfloat16> hidden16, weight16;
+  DeviceBuffer<float> bias, tile, state;
   DeviceBuffer<int32_t> targets;
-  Workspace(const float* h, const float* w, const float* b, const int32_t* t, const Shape& s)
-      : chunk_rows(s.chunk_rows), hidden(h, s.rows * s.hidden), weight(w, s.vocab * s.hidden), bias(b, s.vocab), tile(s.chunk_rows * s.chunk_vocab),
-        state(4 * s.chunk_rows), targets(t, s.rows) {}
+  Workspace(const HostInputs& in, const float* b, const int32_t* t, const Shape& s)
+      : chunk_rows(s.chunk_rows), hidden(in.hidden, s.rows * s.hidden), weight(in.weight, s.vocab * s.hidden),
+        hidden16(reinterpret_cast<const __nv_bfloat16*>(in.hidden16), s.rows * s.hidden),
+        weight16(reinterpret_cast<const __nv_bfloat16*>(in.weight16), s.vocab * s.hidden), bias(b, s.vocab),
+        tile(s.chunk_rows * s.chunk_vocab), state(4 * s.chunk_rows), targets(t, s.rows) {}
   RowState rows() const {
     float* base = state.get();
     return {base, base + chunk_rows, base + 2 * chunk_rows, base + 3 * chunk_rows};
   }
   Problem problem(const Shape& s, const grpo_linear_logprob_options& o) const {
-    return {hidden.get(), weight.get(), bias.get(), targets.get(), s, 1.0f / o.temperature, o.ignore_index};
+    return {hidden.get(), weight.get(), bias.get(), targets.get(), s, 1.0f / o.temperature, o.ignore_index,
+            hidden16.get(), weight16.get()};
   }
 };
 
 Shape make_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_logprob_options* o) {
-  if (!o) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
-  if (rows < 0 || hidden < 1 || vocab < 1)
-    fail(GRPO_ERR_SHAPE, "need rows >= 0, hidden_size >= 1, vocab >= 1 (got %lld, %lld, %lld)",
-         static_cast<long long>(rows), static_cast<long long>(hidden), static_cast<long long>(vocab));
-  check_temperature(o->temperature);
-  if (o->chunk_rows < 0 || o->chunk_vocab < 0) fail(GRPO_ERR_VALUE_RANGE, "chunk sizes must be >= 0");
+  linear_logprob_checks::options_and_shape(rows, hidden, vocab, o);
   const int64_t chunk_vocab = o->chunk_vocab ? o->chunk_vocab : kDefaultChunkVocab;
   return {rows, hidden, vocab, std::min(kTileRows, std::max<int64_t>(rows, 1)), std::min(chunk_vocab, vocab)};
-}
-
-void check_inputs(const float* hidden, const float* weight, const float* bias, const int32_t* targets, const Shape& s,
-                  int32_t ignore_index) {
-  check_targets(targets, s.rows, s.vocab, ignore_index);
-  check_finite(hidden, s.rows * s.hidden, "hidden");
-  check_finite(weight, s.vocab * s.hidden, "weight");
-  check_finite(bias, bias ? s.vocab : 0, "bias");
 }
 
 void download_column(const RowState& st, float* const RowState::*column, int64_t n, float* host) {
@@ -199,88 +217,96 @@ void download_column(const RowState& st, float* const RowState::*column, int64_t
 
 }  // namespace
 
-// The device-pointer entry points (linear_logprob_device.cuh): the loops of the C ABI below without the copies.
-void linear_logprob_forward_device(const float* hidden, const float* weight, const int32_t* targets, int64_t rows,
-                                   int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options& o,
-                                   float* logp, float* entropy) {
-  const Shape s = make_shape(rows, hidden_size, vocab, &o);
-  DeviceBuffer<float> tile(s.chunk_rows * s.chunk_vocab), state(4 * s.chunk_rows);
-  const Problem p{hidden, weight, nullptr, targets, s, 1.0f / o.temperature, o.ignore_index};
-  float* base = state.get();
-  const RowState st{base, base + s.chunk_rows, base + 2 * s.chunk_rows, base + 3 * s.chunk_rows};
+namespace {
+
+// The C ABI's forward (host inputs, host outputs) after its argument checks.
+void run_forward(const HostInputs& in, const float* bias, const int32_t* targets, const Shape& s,
+                 const grpo_linear_logprob_options& o, float* logp, float* entropy, float* lse) {
+  const int64_t rows = s.rows;
+  if (rows == 0) return;
+  Workspace ws(in, bias, targets, s);
+  const Problem p = ws.problem(s, o);
+  const RowState st = ws.rows();
   RowFlag bad, empty;
+  std::vector<float> row_max(s.chunk_rows), log_sum(s.chunk_rows);
+  KernelTimer timer;  // includes the small per-chunk downloads of the row results
   for (int64_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
     const int64_t n = std::min(s.chunk_rows, rows - r0);
-    row_chunk_stats(p, r0, n, tile.get(), st, bad, empty);
+    row_chunk_stats(p, r0, n, ws.tile.get(), st, bad, empty);
     check(cudaDeviceSynchronize(), "linear logprob forward");
     raise_flags(bad, empty);
     download_column(st, &RowState::target_logit, n, logp + r0);
     download_column(st, &RowState::dot, n, entropy ? entropy + r0 : nullptr);
+    if (!lse) continue;
+    download_column(st, &RowState::max, n, row_max.data());
+    download_column(st, &RowState::sum, n, log_sum.data());
+    for (int64_t r = 0; r < n; ++r) lse[r0 + r] = row_max[r] + log_sum[r];
   }
+  timer.stop();
 }
 
-void linear_logprob_backward_device(const float* hidden, const float* weight, const int32_t* targets, int64_t rows,
-                                    int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options& o,
-                                    const float* grad_logp, const float* grad_entropy, float* grad_hidden,
-                                    float* grad_weight) {
-  const Shape s = make_shape(rows, hidden_size, vocab, &o);
-  DeviceBuffer<float> tile(s.chunk_rows * s.chunk_vocab), state(4 * s.chunk_rows);
-  const Problem p{hidden, weight, nullptr, targets, s, 1.0f / o.temperature, o.ignore_index};
-  float* base = state.get();
-  const RowState st{base, base + s.chunk_rows, base + 2 * s.chunk_rows, base + 3 * s.chunk_rows};
+// The C ABI's backward after its argument checks.
+void run_backward(const HostInputs& in, const float* bias, const int32_t* targets, const Shape& s,
+                  const grpo_linear_logprob_options& o, const float* grad_logp, const float* grad_entropy,
+                  float* grad_hidden, float* grad_weight, float* grad_bias, bool accumulate) {
+  const int64_t rows = s.rows, hidden_size = s.hidden, vocab = s.vocab;
+  Workspace ws(in, bias, targets, s);
+  // The gradients start as the caller's buffers (accumulate) or zeros.
+  DeviceBuffer<float> g_hidden(rows * hidden_size), g_weight(vocab * hidden_size), g_bias(grad_bias ? vocab : 0);
+  for (auto [buffer, host] : {std::pair{&g_hidden, grad_hidden}, {&g_weight, grad_weight}, {&g_bias, grad_bias}})
+    accumulate ? buffer->upload(host) : buffer->zero();
+  DeviceBuffer<float> d_grad_logp(grad_logp, rows), d_grad_entropy(grad_entropy, rows);
+  const Problem p = ws.problem(s, o);
+  const RowState st = ws.rows();
   RowFlag bad, empty;
+  float* tile = ws.tile.get();
+  KernelTimer timer;
   for (int64_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
     const int64_t n = std::min(s.chunk_rows, rows - r0);
-    row_chunk_stats(p, r0, n, tile.get(), st, bad, empty);
+    row_chunk_stats(p, r0, n, tile, st, bad, empty);
     check(cudaDeviceSynchronize(), "linear logprob backward statistics");
     raise_flags(bad, empty);
     for (int64_t v0 = 0; v0 < vocab; v0 += s.chunk_vocab) {
       const int64_t cols = std::min(s.chunk_vocab, vocab - v0);
-      compute_tile(p, r0, n, v0, cols, tile.get());
-      backward_tile_kernel<<<row_blocks(n), kRowThreads>>>(tile.get(), n, cols, r0, v0, targets, o.ignore_index, p.scale,
-                                                           st, grad_logp, grad_entropy);
-      tile_gemm(false, false, n, hidden_size, cols, 1.0f, tile.get(), cols, weight + v0 * hidden_size, hidden_size, 1.0f,
-                grad_hidden + r0 * hidden_size, hidden_size);
-      tile_gemm(true, false, cols, hidden_size, n, 1.0f, tile.get(), cols, hidden + r0 * hidden_size, hidden_size, 1.0f,
-                grad_weight + v0 * hidden_size, hidden_size);
+      compute_tile(p, r0, n, v0, cols, tile);
+      backward_tile_kernel<<<row_blocks(n), kRowThreads>>>(tile, n, cols, r0, v0, p.targets, p.ignore_index, p.scale,
+                                                           st, d_grad_logp.get(), d_grad_entropy.get());
+      multiply_out(p, r0, n, v0, cols, tile, g_hidden.get(), g_weight.get());
+      if (grad_bias) column_sums_kernel<<<blocks_for(cols), kThreads>>>(tile, n, cols, g_bias.get() + v0);
     }
     check_launch("linear logprob backward");
   }
+  timer.stop();
+  g_hidden.download(grad_hidden);
+  g_weight.download(grad_weight);
+  g_bias.download(grad_bias);
 }
 
+}  // namespace
+
 }  // namespace grpo::cuda
+
+namespace checks = grpo::linear_logprob_checks;
 
 extern "C" grpo_status grpo_linear_logprob_forward(const float* hidden, const float* weight, const float* bias,
                                                    const int32_t* targets, int64_t rows, int64_t hidden_size,
                                                    int64_t vocab, const grpo_linear_logprob_options* options,
                                                    float* logp, float* entropy, float* lse) {
-  using namespace grpo::cuda;
   return grpo::guarded([&] {
-    const Shape s = make_shape(rows, hidden_size, vocab, options);
-    if (rows > 0 && (!hidden || !targets || !logp))
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "hidden, targets and logp must not be NULL");
-    if (!weight) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "weight must not be NULL");
-    check_inputs(hidden, weight, bias, targets, s, options->ignore_index);
-    if (rows == 0) return;
-    Workspace ws(hidden, weight, bias, targets, s);
-    const Problem p = ws.problem(s, *options);
-    const RowState st = ws.rows();
-    RowFlag bad, empty;
-    std::vector<float> row_max(s.chunk_rows), log_sum(s.chunk_rows);
-    KernelTimer timer;  // includes the small per-chunk downloads of the row results
-    for (int64_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
-      const int64_t n = std::min(s.chunk_rows, rows - r0);
-      row_chunk_stats(p, r0, n, ws.tile.get(), st, bad, empty);
-      check(cudaDeviceSynchronize(), "linear logprob forward");
-      raise_flags(bad, empty);
-      download_column(st, &RowState::target_logit, n, logp + r0);
-      download_column(st, &RowState::dot, n, entropy ? entropy + r0 : nullptr);
-      if (!lse) continue;
-      download_column(st, &RowState::max, n, row_max.data());
-      download_column(st, &RowState::sum, n, log_sum.data());
-      for (int64_t r = 0; r < n; ++r) lse[r0 + r] = row_max[r] + log_sum[r];
-    }
-    timer.stop();
+    checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
+    grpo::cuda::run_forward({hidden, weight, nullptr, nullptr}, bias, targets,
+                            grpo::cuda::make_shape(rows, hidden_size, vocab, options), *options, logp, entropy, lse);
+  });
+}
+
+extern "C" grpo_status grpo_linear_logprob_forward_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                                        const int32_t* targets, int64_t rows, int64_t hidden_size,
+                                                        int64_t vocab, const grpo_linear_logprob_options* options,
+                                                        float* logp, float* entropy, float* lse) {
+  return grpo::guarded([&] {
+    checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
+    grpo::cuda::run_forward({nullptr, nullptr, hidden, weight}, bias, targets,
+                            grpo::cuda::make_shape(rows, hidden_size, vocab, options), *options, logp, entropy, lse);
   });
 }
 
@@ -290,49 +316,27 @@ extern "C" grpo_status grpo_linear_logprob_backward(const float* hidden, const f
                                                     const float* grad_logp, const float* grad_entropy,
                                                     float* grad_hidden, float* grad_weight, float* grad_bias,
                                                     int accumulate) {
-  using namespace grpo::cuda;
   return grpo::guarded([&] {
-    const Shape s = make_shape(rows, hidden_size, vocab, options);
-    if (rows > 0 && (!hidden || !targets || !grad_logp || !grad_hidden))
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "hidden, targets, grad_logp and grad_hidden must not be NULL");
-    if (!weight || !grad_weight) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "weight and grad_weight must not be NULL");
-    if (bias == nullptr && grad_bias != nullptr) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_bias needs bias");
-    check_inputs(hidden, weight, bias, targets, s, options->ignore_index);
-    check_finite(grad_logp, rows, "grad_logp");
-    check_finite(grad_entropy, grad_entropy ? rows : 0, "grad_entropy");
-    Workspace ws(hidden, weight, bias, targets, s);
-    // The gradients start as the caller's buffers (accumulate) or zeros.
-    DeviceBuffer<float> g_hidden(rows * hidden_size), g_weight(vocab * hidden_size), g_bias(grad_bias ? vocab : 0);
-    for (auto [buffer, host] : {std::pair{&g_hidden, grad_hidden}, {&g_weight, grad_weight}, {&g_bias, grad_bias}})
-      accumulate ? buffer->upload(host) : buffer->zero();
-    DeviceBuffer<float> d_grad_logp(grad_logp, rows), d_grad_entropy(grad_entropy, rows);
-    const Problem p = ws.problem(s, *options);
-    const RowState st = ws.rows();
-    RowFlag bad, empty;
-    float* tile = ws.tile.get();
-    KernelTimer timer;
-    for (int64_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
-      const int64_t n = std::min(s.chunk_rows, rows - r0);
-      row_chunk_stats(p, r0, n, tile, st, bad, empty);
-      check(cudaDeviceSynchronize(), "linear logprob backward statistics");
-      raise_flags(bad, empty);
-      for (int64_t v0 = 0; v0 < vocab; v0 += s.chunk_vocab) {
-        const int64_t cols = std::min(s.chunk_vocab, vocab - v0);
-        compute_tile(p, r0, n, v0, cols, tile);
-        backward_tile_kernel<<<row_blocks(n), kRowThreads>>>(tile, n, cols, r0, v0, p.targets, p.ignore_index, p.scale,
-                                                             st, d_grad_logp.get(), d_grad_entropy.get());
-        // grad_hidden[r0 ..] += tile · weight[v0 ..];  grad_weight[v0 ..] += tileᵀ · hidden[r0 ..]
-        tile_gemm(false, false, n, hidden_size, cols, 1.0f, tile, cols, p.weight + v0 * hidden_size, hidden_size, 1.0f,
-                  g_hidden.get() + r0 * hidden_size, hidden_size);
-        tile_gemm(true, false, cols, hidden_size, n, 1.0f, tile, cols, p.hidden + r0 * hidden_size, hidden_size, 1.0f,
-                  g_weight.get() + v0 * hidden_size, hidden_size);
-        if (grad_bias) column_sums_kernel<<<blocks_for(cols), kThreads>>>(tile, n, cols, g_bias.get() + v0);
-      }
-      check_launch("linear logprob backward");
-    }
-    timer.stop();
-    g_hidden.download(grad_hidden);
-    g_weight.download(grad_weight);
-    g_bias.download(grad_bias);
+    checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden,
+                     grad_weight, grad_bias);
+    grpo::cuda::run_backward({hidden, weight, nullptr, nullptr}, bias, targets,
+                             grpo::cuda::make_shape(rows, hidden_size, vocab, options), *options, grad_logp, grad_entropy,
+                             grad_hidden, grad_weight, grad_bias, accumulate != 0);
+  });
+}
+
+extern "C" grpo_status grpo_linear_logprob_backward_bf16(const uint16_t* hidden, const uint16_t* weight,
+                                                         const float* bias, const int32_t* targets, int64_t rows,
+                                                         int64_t hidden_size, int64_t vocab,
+                                                         const grpo_linear_logprob_options* options,
+                                                         const float* grad_logp, const float* grad_entropy,
+                                                         float* grad_hidden, float* grad_weight, float* grad_bias,
+                                                         int accumulate) {
+  return grpo::guarded([&] {
+    checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden,
+                     grad_weight, grad_bias);
+    grpo::cuda::run_backward({nullptr, nullptr, hidden, weight}, bias, targets,
+                             grpo::cuda::make_shape(rows, hidden_size, vocab, options), *options, grad_logp, grad_entropy,
+                             grad_hidden, grad_weight, grad_bias, accumulate != 0);
   });
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "bf16.h"
 #include "check.h"
 #include "grpo/advantage.h"
 #include "grpo/logprob.h"
@@ -20,6 +21,8 @@ decltype(grpo_logprob_forward) grpo_cuda_logprob_forward;
 decltype(grpo_logprob_backward) grpo_cuda_logprob_backward;
 decltype(grpo_linear_logprob_forward) grpo_cuda_linear_logprob_forward;
 decltype(grpo_linear_logprob_backward) grpo_cuda_linear_logprob_backward;
+decltype(grpo_linear_logprob_forward_bf16) grpo_cuda_linear_logprob_forward_bf16;
+decltype(grpo_linear_logprob_backward_bf16) grpo_cuda_linear_logprob_backward_bf16;
 decltype(grpo_group_advantages) grpo_cuda_group_advantages;
 decltype(grpo_rank_advantages) grpo_cuda_rank_advantages;
 decltype(grpo_sample) grpo_cuda_sample;
@@ -197,6 +200,78 @@ void timings() {
   }
 }
 
+// ---- Fused LM head with bfloat16 hidden/weight: CUDA vs CPU, then GPU timings at a Qwen-sized head ----
+
+std::vector<uint16_t> random_bf16(size_t n, float scale, uint32_t seed) {
+  const std::vector<float> x = random_floats(n, scale, seed);
+  std::vector<uint16_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = grpo::bf16::round(x[i]);
+  return out;
+}
+
+double max_abs(const std::vector<float>& x) {
+  double m = 0.0;
+  for (float v : x) m = std::max(m, static_cast<double>(std::fabs(v)));
+  return m;
+}
+
+// Both devices round the gradient tile to bf16, but from logits summed in another order: a tile entry may
+// round to the neighbouring bf16 value (2^-8 relative), so gradients compare against their largest entry.
+void linear_bf16_parity(int64_t rows, int64_t hidden, int64_t vocab) {
+  const auto h = random_bf16(rows * hidden, 1.0f, 31), w = random_bf16(vocab * hidden, 0.2f, 32);
+  const auto b = random_floats(vocab, 0.5f, 33);
+  auto targets = targets_for(rows, vocab);
+  targets[rows / 2] = -100;
+  const grpo_linear_logprob_options o{1.3f, -100, 0, 1024};
+  const std::vector<float> g_logp = random_floats(rows, 1.0f, 34), g_entropy = random_floats(rows, 0.5f, 35);
+  std::vector<float> logp[2], entropy[2], gh[2], gw[2], gb[2];
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    logp[gpu].resize(rows), entropy[gpu].resize(rows), gh[gpu].resize(rows * hidden), gw[gpu].resize(vocab * hidden);
+    gb[gpu].resize(vocab);
+    auto fwd = gpu ? grpo_cuda_linear_logprob_forward_bf16 : grpo_linear_logprob_forward_bf16;
+    auto bwd = gpu ? grpo_cuda_linear_logprob_backward_bf16 : grpo_linear_logprob_backward_bf16;
+    ok(fwd(h.data(), w.data(), b.data(), targets.data(), rows, hidden, vocab, &o, logp[gpu].data(), entropy[gpu].data(),
+           nullptr),
+       "linear bf16 forward");
+    ok(bwd(h.data(), w.data(), b.data(), targets.data(), rows, hidden, vocab, &o, g_logp.data(), g_entropy.data(),
+           gh[gpu].data(), gw[gpu].data(), gb[gpu].data(), 0),
+       "linear bf16 backward");
+  }
+  close("bf16 logp", logp[1].data(), logp[0].data(), rows, 1e-4, 1e-4);
+  close("bf16 entropy", entropy[1].data(), entropy[0].data(), rows, 1e-4, 1e-4);
+  close("bf16 grad_hidden", gh[1].data(), gh[0].data(), gh[0].size(), 5e-3 * max_abs(gh[0]), 0.0);
+  close("bf16 grad_weight", gw[1].data(), gw[0].data(), gw[0].size(), 5e-3 * max_abs(gw[0]), 0.0);
+  close("bf16 grad_bias", gb[1].data(), gb[0].data(), vocab, 1e-4, 1e-3);
+}
+
+// Forward (2·T·H·V FLOPs) and backward (recompute + two gradient GEMMs: 6·T·H·V) of the fused head with bf16
+// inputs; HBM floor: forward reads the bf16 weight once, backward reads it twice and writes the float32 grad_weight.
+void bf16_timings() {
+  constexpr double kHbmGBs = 4800, kBf16Tflops = 989;
+  const int64_t T = 8192, H = 4096, V = 151936;
+  const auto h = random_bf16(T * H, 1.0f, 41), w = random_bf16(V * H, 0.02f, 42);
+  const auto targets = targets_for(T, V);
+  std::vector<float> logp(T), g(T, 1.0f / T), gh(T * H), gw(V * H);
+  const grpo_linear_logprob_options o{1.0f, -100, 0, 0};
+  const double f = gpu_ms([&] {
+    return grpo_cuda_linear_logprob_forward_bf16(h.data(), w.data(), nullptr, targets.data(), T, H, V, &o, logp.data(),
+                                                 nullptr, nullptr);
+  });
+  const double b = gpu_ms([&] {
+    return grpo_cuda_linear_logprob_backward_bf16(h.data(), w.data(), nullptr, targets.data(), T, H, V, &o, g.data(),
+                                                  nullptr, gh.data(), gw.data(), nullptr, 0);
+  });
+  const double thv = static_cast<double>(T) * H * V, vh = static_cast<double>(V) * H;
+  const double f_tflops = 2 * thv / f / 1e9, b_tflops = 6 * thv / b / 1e9, fb_tflops = 8 * thv / (f + b) / 1e9;
+  std::printf("\nfused LM head, bf16 inputs, T=%lld H=%lld V=%lld (bf16 tensor-core roof %.0f TFLOPS, HBM %.0f GB/s)\n",
+              (long long)T, (long long)H, (long long)V, kBf16Tflops, kHbmGBs);
+  std::printf("  forward : %8.2f ms  %6.1f TFLOPS (%4.1f%% of roof)  weight read %6.0f GB/s\n", f, f_tflops,
+              100 * f_tflops / kBf16Tflops, 2 * vh / f / 1e6);
+  std::printf("  backward: %8.2f ms  %6.1f TFLOPS (%4.1f%% of roof)  weight 2x + grad_weight %6.0f GB/s\n", b, b_tflops,
+              100 * b_tflops / kBf16Tflops, (4 * vh + 4 * vh) / b / 1e6);
+  std::printf("  fwd+bwd : %8.2f ms  %6.1f TFLOPS (%4.1f%% of roof)\n", f + b, fb_tflops, 100 * fb_tflops / kBf16Tflops);
+}
+
 }  // namespace
 
 int main() {
@@ -211,9 +286,12 @@ int main() {
   logprob_parity(8, 151936);
   linear_parity(300, 128, 4099);
   linear_parity(5, 33, 77);
+  linear_bf16_parity(300, 128, 4099);
+  linear_bf16_parity(5, 33, 77);
   advantage_parity();
   sampling_parities();
   const int failed = grpo::test::report("grpo_cuda_parity");
   timings();
+  bf16_timings();
   return failed;
 }

@@ -1,6 +1,8 @@
+// The float32 (3xTF32) GEMM; the bf16 one is tile_gemm_bf16.cu.
 // 64×64 output tile per block of 4 warps (2×2, each 32×32 = 2×2 WMMA m16n16k8 fragments), K in steps of 32
-// through shared memory (sm_75, without TF32 tensor cores, runs plain FMAs on the same tiles). Operands are staged as [m][k] and [n][k] whatever their transposition, so one
-// inner loop serves all four cases; the global loads walk the contiguous dimension.
+// through shared memory (sm_75, without TF32 tensor cores, runs plain FMAs on the same tiles). Operands are
+// staged as [m][k] and [n][k] whatever their transposition, so one inner loop serves all four cases; the
+// global loads walk the contiguous dimension.
 #include <mma.h>
 
 #include "device.cuh"
@@ -137,7 +139,9 @@ __global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Operands g) {
 }  // namespace
 
 void tile_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, GemmPrecision precision) {
+  if (precision == GemmPrecision::kBf16)
+    return tile_gemm_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   if (M == 0 || N == 0) return;
   const dim3 grid(static_cast<unsigned>((N + kTileN - 1) / kTileN), static_cast<unsigned>((M + kTileM - 1) / kTileM));
   if (grid.y > 65535) fail(GRPO_ERR_SHAPE, "tile_gemm: M = %lld needs more than 65535 row tiles", static_cast<long long>(M));
