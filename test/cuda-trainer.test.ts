@@ -55,8 +55,10 @@ describe.runIf(modelOnGpu)('the trainer on device cuda', () => {
     cpuScores.entropy.forEach((h, i) => expectClose(cudaScores.entropy[i], h, LOGP_TOLERANCE));
     const [cpuStep, cudaStep] = [await cpu.step(batch, sftLoss(), { learningRate: 1e-3 }), await cuda.step(batch, sftLoss(), { learningRate: 1e-3 })];
     expectClose([cudaStep.loss, cudaStep.gradNorm], [cpuStep.loss, cpuStep.gradNorm], { atol: 1e-4, rtol: 1e-3 });
-    const after = cpu.getTensors();
-    cuda.getTensors().forEach((t, i) => expectClose(t.data, after[i].data, { atol: 1e-5, rtol: 1e-3 }));
+    // AdamW's first update is about lr·sign(gradient), so a gradient that is ~0 on both may move a weight either way;
+    // the model's outputs after the step are what must still agree (looser: one update of lr 1e-3 apart at most)
+    const [cpuAfter, cudaAfter] = [await cpu.score(batch), await cuda.score(batch)];
+    cpuAfter.logp.forEach((lp, i) => expectClose(cudaAfter.logp[i], lp, { atol: 1e-3, rtol: 1e-3 }));
   });
 
   it('a short run completes with finite metrics; its checkpoint loads on the CPU and scores the same', async () => {
