@@ -4,10 +4,11 @@
 // Runs wherever loadCuda() finds a usable GPU; elsewhere the suite is skipped and the reason is printed.
 // Tolerances: the GPU's GEMMs are 3xTF32 (about float32) and its sums run in another order, so values agree
 // to ~1e-4 relative; gradients are compared through AdamW's first moment (β1 = 0, no clipping: m = gradient).
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { native } from '../lib/binding.js';
 import { loadCuda } from '../lib/cuda.js';
-import type { ModelBinding, ModelHandle } from '../lib/policy/native-model.js';
+import { MODEL_METHODS, type ModelBinding, type ModelHandle } from '../lib/policy/native-model.js';
 import { expectClose } from './helpers/close.js';
 import { randomInts, randomNormal } from './helpers/random.js';
 
@@ -170,7 +171,6 @@ describe.runIf(gpu)('built-in model: CUDA vs CPU', () => {
           const { cpu, cuda, a, b, tensors } = createPair(shape, tied);
           const want = gradients(cpu, a, tensors);
           const got = gradients(cuda, b, tensors);
-          expect(got.norm).toBeCloseTo(want.norm, 2);
           expect(Math.abs(got.norm - want.norm) / want.norm).toBeLessThan(1e-4);
           const scale = Math.max(...want.m.map(Math.abs));
           const cudaGrads = new Map<string, Float32Array>();
@@ -202,9 +202,19 @@ describe.runIf(gpu)('built-in model: CUDA vs CPU', () => {
           expect(Math.abs(got.norm - want.norm) / want.norm).toBeLessThan(1e-4);
           expectClose(got.m, want.m, { atol: 1e-5, rtol: 1e-3 });
           expectClose(got.v, want.v, { atol: 1e-9, rtol: 1e-3 });
-          // Adam's step is about lr per element whatever the gradient's size: parameters agree to a fraction of lr.
-          for (const { name, shape: dims } of tensors)
-            expectClose(tensor(cuda, b, name, dims), tensor(cpu, a, name, dims), { atol: 1e-4, rtol: 1e-5 });
+          // Adam's step is about lr per element whatever the gradient's size, so an element whose gradient is at the
+          // noise level (|g| ~ 1e-7 of the largest) can step differently: parameters agree to a tenth of lr except
+          // at most 0.1% of them, and every one within a few lr.
+          let far = 0;
+          let count = 0;
+          for (const { name, shape: dims } of tensors) {
+            const onGpu = tensor(cuda, b, name, dims);
+            const onCpu = tensor(cpu, a, name, dims);
+            expectClose(onGpu, onCpu, { atol: 5e-3, rtol: 0 });
+            onGpu.forEach((x, i) => (far += Math.abs(x - onCpu[i]) > 1e-4 ? 1 : 0));
+            count += onGpu.length;
+          }
+          expect(far).toBeLessThanOrEqual(count / 1000);
         });
 
         it('generation: greedy and seeded sampling draw the same tokens', () => {
@@ -246,5 +256,24 @@ describe.runIf(gpu)('built-in model: CUDA vs CPU', () => {
       expect(errorOf(cuda, b, call)).toEqual(errorOf(cpu, a, call));
       expect(errorOf(cuda, b, call)).toBeDefined();
     }
+  });
+});
+
+// Runs everywhere: the addon file that loadCuda() found (with or without a device) carries the CPU addon's model glue.
+describe('the CUDA addon\'s model methods', () => {
+  const file = gpu ? undefined : /^(.*grpo_native_cuda\.node): loaded, but no usable device/.exec(reason)?.[1];
+
+  it('are exactly the CPU addon\'s, and without a device a model cannot be created (a status error, no crash)', () => {
+    if (!gpu && !file) {
+      expect(reason).toMatch(/^no CUDA addon/);
+      return;
+    }
+    const addon = (gpu ?? createRequire(import.meta.url)(file!)) as Record<string, unknown>;
+    const names = (binding: object) => Object.keys(binding).filter((k) => k.startsWith('model')).sort();
+    expect(names(addon)).toEqual(names(native()));
+    expect(names(addon)).toEqual([...MODEL_METHODS].sort());
+    if (gpu) return;
+    const create = addon.modelCreate as (config: Float64Array) => unknown;
+    expect(() => create(configOf(SHAPES[0], false))).toThrow(/CUDA/);
   });
 });
