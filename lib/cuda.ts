@@ -22,7 +22,7 @@ export type ResolvedDevice = 'cpu' | 'cuda';
 export type CudaKernel =
   | 'logprobForward' | 'logprobBackward' | 'linearLogprobForward' | 'linearLogprobBackward'
   | 'groupAdvantages' | 'rankAdvantages' | 'scatterItemAdvantages' | 'broadcastAdvantages'
-  | 'sample' | 'samplingProbs';
+  | 'sample' | 'samplingProbs' | 'policyLoss';
 
 /** cudaProbe(): error is the cudaError (35 = no or too old driver, 100 = no device), 0 when ok. */
 export interface CudaProbe {

@@ -99,4 +99,5 @@ export * from './policy/index.js';
 export { loadCuda, DEVICES, type Device, type CudaLoad, type CudaProbe, type CudaBinding } from './cuda.js';
 export type { SampleCallOptions } from './kernels/sampling.js';
 export * from './trainer/index.js';
+export type { PolicyLossCallOptions } from './kernels/loss.js';
 export type { ResolvedDevice } from './cuda.js';

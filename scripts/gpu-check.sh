@@ -44,6 +44,7 @@ run_checks() {
   npx vitest run test/cuda-model-parity.test.ts  # the built-in model: CUDA vs CPU (score, logits, gradients, AdamW, generation)
   step "2. bench/cuda.bench.js"
   timeout 300 node bench/cuda.bench.js
+  timeout 300 node bench/cuda-model.bench.js  # the built-in model at the 0.5B shape: training and generation tokens/s
   step "done"
 }
 

@@ -1,6 +1,6 @@
 // The clipped GRPO policy loss family with its analytic backward (dL/dlogp), reproducing TRL,
 // verl, OpenRLHF and Rank-GRPO. Native kernel: native/kernels/loss*.cc. Presets: ./presets.ts.
-import { native } from '../binding.js';
+import { kernelBinding, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
@@ -91,6 +91,15 @@ export interface PolicyLossOptions {
   emptyBatch?: 'zero' | 'nan';
   /** Keep the policy term only on tokens whose entropy is ≥ the (1 − q) quantile (TRL); 1 = off. @defaultValue 1 */
   topEntropyQuantile?: number;
+}
+
+/** {@link PolicyLossOptions} plus where to run (not part of a preset or a trainer's loss config). */
+export interface PolicyLossCallOptions extends PolicyLossOptions {
+  /**
+   * `'cpu'`, `'cuda'` (GRPO_CUDA_UNAVAILABLE without a usable GPU; the CPU's result to float rounding, see
+   * docs/cuda.md) or `'auto'` (CUDA when available). @defaultValue 'cpu'
+   */
+  device?: Device;
 }
 
 /** Loss statistics, named as TRL and verl log them. Token means are over this call's masked tokens. */
@@ -304,15 +313,24 @@ function requirements(o: ResolvedLossOptions, c: Checked): void {
 const STAT_NAMES = ['policyLoss', 'kl', 'clipRatioLow', 'clipRatioHigh', 'clipRatioRegion', 'dualClipRatio',
   'ratioMean', 'ratioMin', 'ratioMax', 'entropy', 'ppoKl', 'tokens'] as const;
 
-function run(async: boolean, input: PolicyLossInput, options: PolicyLossOptions | undefined) {
-  const o = resolveLossOptions(options);
+/** Separates `device` from the loss options; anything that is not an options object is left to their validation. */
+function splitDevice(options: PolicyLossCallOptions | undefined): { device?: Device; loss?: PolicyLossOptions } {
+  if (typeof options !== 'object' || options === null) return { loss: options };
+  const { device, ...loss } = options;
+  return { device, loss };
+}
+
+function run(async: boolean, input: PolicyLossInput, options: PolicyLossCallOptions | undefined) {
+  const { device, loss } = splitDevice(options);
+  const o = resolveLossOptions(loss);
   const c = checkInput(input);
   requirements(o, c);
   const packed = pack(o, itemCount(o, c.segments), c.perToken);
   const gradLogp = new Float32Array(c.rows * c.cols); // [B, T]
   const stats = new Float64Array(13);
+  const backend = kernelBinding(FN, device, 'policyLoss');
   return runNative(async,
-    (a) => native().policyLoss(c.logp, c.old, c.ref, c.advantages, c.mask, c.segments, c.entropy, Math.max(c.cols, 1), packed, gradLogp, stats, a),
+    (a) => backend.policyLoss(c.logp, c.old, c.ref, c.advantages, c.mask, c.segments, c.entropy, Math.max(c.cols, 1), packed, gradLogp, stats, a),
     (): PolicyLossResult => ({
       loss: stats[0],
       gradLogp,
@@ -326,11 +344,11 @@ function run(async: boolean, input: PolicyLossInput, options: PolicyLossOptions 
  * @example
  * const { loss, gradLogp } = policyLossSync({ shape: [B, T], logp, oldLogp, advantages, mask }, { ...presets.trl });
  */
-export function policyLoss(input: PolicyLossInput, options?: PolicyLossOptions): Promise<PolicyLossResult> {
+export function policyLoss(input: PolicyLossInput, options?: PolicyLossCallOptions): Promise<PolicyLossResult> {
   return rejectOnThrow(() => run(true, input, options) as Promise<PolicyLossResult>);
 }
 
 /** Synchronous {@link policyLoss}. */
-export function policyLossSync(input: PolicyLossInput, options?: PolicyLossOptions): PolicyLossResult {
+export function policyLossSync(input: PolicyLossInput, options?: PolicyLossCallOptions): PolicyLossResult {
   return run(false, input, options) as PolicyLossResult;
 }

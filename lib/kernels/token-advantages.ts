@@ -1,6 +1,6 @@
 // Advantages onto tokens: Rank-GRPO's per-item scatter with length shaping, and the broadcast of
 // sequence advantages under a truncation policy. Native kernels: native/kernels/advantage_tokens.cc.
-import { native } from '../binding.js';
+import { kernelBinding, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
@@ -45,6 +45,8 @@ export interface TokenAdvantageOptions {
    * Their rewards stay in the group statistics either way. @defaultValue "keep"
    */
   truncation?: 'keep' | 'dropTruncated' | 'dropSuffix';
+  /** `'cpu'`, `'cuda'` (GRPO_CUDA_UNAVAILABLE without a usable GPU; bitwise the CPU's result) or `'auto'` (CUDA when available). @defaultValue 'cpu' */
+  device?: Device;
 }
 
 export interface TokenAdvantageResult {
@@ -59,7 +61,7 @@ export const TOKEN_ADVANTAGE_DEFAULTS = Object.freeze({
   truncation: 'keep',
 } as const);
 
-const KEYS = ['ranks', 'lengthShaping', 'truncation'] as const;
+const KEYS = ['ranks', 'lengthShaping', 'truncation', 'device'] as const;
 const INPUT_KEYS = ['advantages', 'mask', 'segments', 'eosPositions', 'truncated', 'prefixEnd'] as const;
 const SHAPING_KEYS = ['enabled', 'endOfList', 'extraToken', 'earlyStop'] as const;
 const TRUNCATIONS = ['keep', 'dropTruncated', 'dropSuffix'] as const;
@@ -95,8 +97,9 @@ function itemScatter(async: boolean, input: TokenAdvantageInput, o: TokenAdvanta
   }
   // segments below -1 are rejected natively (GRPO_INDEX_RANGE), without a JS pass over [B, T]
   const out = new Float32Array(rows * cols); // [B, T]
+  const backend = kernelBinding(FN, o.device, 'scatterItemAdvantages');
   return runNative(async,
-    (a) => native().scatterItemAdvantages(input.advantages, segments, input.mask, eos, cols, ranks, packShaping(o.lengthShaping), out, a),
+    (a) => backend.scatterItemAdvantages(input.advantages, segments, input.mask, eos, cols, ranks, packShaping(o.lengthShaping), out, a),
     (): TokenAdvantageResult => ({ advantages: out, lossMask: input.mask }));
 }
 
@@ -120,8 +123,9 @@ function broadcast(async: boolean, input: TokenAdvantageInput, o: TokenAdvantage
   if (truncation === 'dropSuffix' && !prefixEnd) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} prefixEnd [B] with truncation "dropSuffix"`);
   const out = new Float32Array(rows * cols); // [B, T]
   const lossMask = new Uint8Array(rows * cols); // [B, T]
+  const backend = kernelBinding(FN, o.device, 'broadcastAdvantages');
   return runNative(async,
-    (a) => native().broadcastAdvantages(adv, input.mask, truncated, prefixEnd, cols, TRUNCATIONS.indexOf(truncation), out, lossMask, a),
+    (a) => backend.broadcastAdvantages(adv, input.mask, truncated, prefixEnd, cols, TRUNCATIONS.indexOf(truncation), out, lossMask, a),
     (): TokenAdvantageResult => ({ advantages: out, lossMask }));
 }
 

@@ -1,4 +1,4 @@
-// The CUDA N-API module: the CPU addon's glue files (logprob, advantage, sampling), here linked against
+// The CUDA N-API module: the CPU addon's glue files (logprob, advantage, sampling, loss), here linked against
 // the CUDA implementations of their C ABI, plus cudaProbe() for the loader (lib/cuda.ts) and
 // cudaLastKernelMs() for the benchmarks.
 #include "grpo_cuda.h"
@@ -32,6 +32,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   grpo::addon::register_logprob(env, exports);
   grpo::addon::register_advantage(env, exports);
   grpo::addon::register_sampling(env, exports);
+  grpo::addon::register_loss(env, exports);
   grpo::addon::register_model(env, exports);
   return exports;
 }

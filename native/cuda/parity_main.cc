@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "bf16.h"
 #include "check.h"
 #include "grpo/advantage.h"
 #include "grpo/logprob.h"
+#include "grpo/loss.h"
 #include "grpo/sampling.h"
 #include "grpo_cuda.h"
 
@@ -26,6 +28,7 @@ decltype(grpo_linear_logprob_backward_bf16) grpo_cuda_linear_logprob_backward_bf
 decltype(grpo_group_advantages) grpo_cuda_group_advantages;
 decltype(grpo_rank_advantages) grpo_cuda_rank_advantages;
 decltype(grpo_sample) grpo_cuda_sample;
+decltype(grpo_policy_loss) grpo_cuda_policy_loss;
 }
 
 namespace {
@@ -134,6 +137,130 @@ void sampling_parities() {
   }
 }
 
+// ---- Policy loss: every surrogate × IS level × aggregation, KL estimators and clamps, edge cases ----
+
+struct LossInputs {
+  int64_t rows, cols;
+  std::vector<float> logp, old, ref, adv, entropy;  // [rows, cols]; adv [rows, cols] or [rows]
+  std::vector<uint8_t> mask;
+  std::vector<int32_t> segments;
+};
+
+// Log-ratios are kept 2e-3 away from the ratio bounds the options below use (ε 0.2, delta 1.5, dual clip 3,
+// CISPO cap 5): the devices' exp differ by a few ulps, which must not move a token across a clip boundary.
+float away_from_bounds(float d) {
+  for (double bound : {std::log(0.8), std::log(1.2), std::log(1.5), std::log(3.0), std::log(5.0)})
+    if (std::fabs(d - bound) < 2e-3) d = static_cast<float>(bound + 2e-3);
+  return d;
+}
+
+// spread: the log-ratio scale (0.3 ordinary, 30 where exp saturates and every clamp binds).
+LossInputs loss_inputs(int64_t rows, int64_t cols, float spread, uint32_t seed) {
+  const size_t n = rows * cols;
+  LossInputs in{rows, cols, random_floats(n, 1.0f, seed), {}, random_floats(n, spread, seed + 1),
+                random_floats(n, 1.0f, seed + 2), random_floats(n, 1.5f, seed + 3), std::vector<uint8_t>(n), std::vector<int32_t>(n)};
+  const std::vector<float> d = random_floats(n, spread, seed + 4);
+  in.old.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    in.logp[i] = -std::fabs(in.logp[i]) - 0.05f;
+    in.old[i] = in.logp[i] - away_from_bounds(d[i]);
+    in.ref[i] += in.logp[i], in.entropy[i] = std::fabs(in.entropy[i]);
+    const int64_t row = i / cols, col = i % cols;
+    in.mask[i] = row != 1 && (i * 7 + seed) % 5 != 0;  // row 1 is empty
+    in.segments[i] = static_cast<int32_t>((col / 7) % 6) - 1;  // -1 … 4: overflow beyond num_items = 3
+    if (!in.mask[i]) in.logp[i] = NAN, in.old[i] = INFINITY;  // masked-out padding is never read
+  }
+  return in;
+}
+
+grpo_loss_options loss_options(int32_t type, int32_t level, int32_t mode) {
+  grpo_loss_options o{};
+  o.surrogate = {type, 0.2, 0.2, 0.0, 0.0, 0.0, 5.0, 1.0, 1.05, 2.0, 3.0, 3.0, 2.0};
+  o.is_level = level, o.num_items = 3;
+  o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_NONE, 0, 0.0};
+  o.aggregate = {mode, 0, 0.0, 0.0, 150.0, 0.0, 2.0};
+  o.top_entropy_quantile = 1.0;
+  return o;
+}
+
+std::vector<double> stat_values(const grpo_loss_stats& s) {
+  return {s.loss, s.policy_loss, s.kl_mean, s.clip_ratio_low, s.clip_ratio_high, s.clip_ratio_region, s.dual_clip_ratio,
+          s.ratio_mean, s.ratio_min, s.ratio_max, s.entropy_mean, s.ppo_kl, s.tokens};
+}
+
+// CUDA vs CPU: the same status and message; gradients within 1e-5 of the largest (few-ulp differences of
+// exp and FMA contraction, cancelling between the direct and routed parts) plus 1e-4 relative; statistics
+// within 1e-5 relative, the loss also within 1e-5·(1 + 4·Σ|grad|) (the same per-token terms summed in
+// another order; |ℓ_t| ≤ 4·|∂ℓ_t/∂logp| for these inputs). NaN must match NaN.
+void loss_parity(const char* name, const LossInputs& in, const grpo_loss_options& o, bool per_token) {
+  std::vector<float> grad[2] = {std::vector<float>(in.logp.size()), std::vector<float>(in.logp.size())};
+  grpo_loss_stats stats[2];
+  grpo_status status[2];
+  std::string message[2];
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    auto loss = gpu ? grpo_cuda_policy_loss : grpo_policy_loss;
+    status[gpu] = loss(in.logp.data(), in.old.data(), in.ref.data(), in.adv.data(), per_token, in.mask.data(),
+                       in.segments.data(), in.entropy.data(), in.rows, in.cols, &o, grad[gpu].data(), &stats[gpu]);
+    message[gpu] = status[gpu] == GRPO_OK ? "" : grpo_last_error();
+  }
+  if (status[0] != status[1] || message[0] != message[1])
+    std::fprintf(stderr, "%s: CPU %d '%s', CUDA %d '%s'\n", name, status[0], message[0].c_str(), status[1], message[1].c_str());
+  CHECK(status[0] == status[1] && message[0] == message[1]);
+  if (status[0] != GRPO_OK) return;
+  double largest = 0.0, total = 0.0;
+  for (float g : grad[0]) largest = std::max(largest, static_cast<double>(std::fabs(g))), total += std::fabs(g);
+  close(name, grad[1].data(), grad[0].data(), grad[0].size(), 1e-5 * largest, 1e-4);
+  std::vector<double> cpu = stat_values(stats[0]), cuda = stat_values(stats[1]);
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    const bool both_nan = std::isnan(cpu[k]) && std::isnan(cuda[k]);
+    if (!both_nan) close(name, &cuda[k], &cpu[k], 1, k < 2 ? 1e-5 * (1.0 + 4.0 * total) : 1e-12, 1e-5);
+  }
+}
+
+void loss_parities() {
+  const LossInputs plain = loss_inputs(13, 97, 0.3f, 41), wild = loss_inputs(5, 33, 30.0f, 43);
+  LossInputs rows_only = plain;
+  rows_only.adv.resize(plain.rows);
+  int runs = 0;
+  for (int32_t type = GRPO_LOSS_CLIP; type <= GRPO_LOSS_GEO_MEAN; ++type)
+    for (int32_t level = GRPO_IS_TOKEN; level <= GRPO_IS_ITEM; ++level)
+      for (int32_t mode = GRPO_AGG_GLOBAL_TOKEN_MEAN; mode <= GRPO_AGG_TOKEN_SUM_OVER_L; ++mode) {
+        char name[96];
+        std::snprintf(name, sizeof name, "loss type %d level %d aggregation %d", type, level, mode);
+        grpo_loss_options o = loss_options(type, level, mode);
+        loss_parity(name, plain, o, true), loss_parity(name, rows_only, o, false), loss_parity(name, wild, o, true);
+        o.surrogate.delta = 1.5, o.surrogate.dual_clip_c = 3.0, o.surrogate.log_ratio_clamp = 20.0;
+        o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_VERL, 1, 0.1};
+        o.aggregate.token_count = 500.0, o.aggregate.sequence_count = 20.0, o.aggregate.loss_scale_factor = 64.0;
+        o.top_entropy_quantile = 0.4;
+        loss_parity(name, plain, o, true), loss_parity(name, wild, o, true);
+        runs += 5;
+      }
+  for (int32_t estimator = GRPO_KL_K1; estimator <= GRPO_KL_K3; ++estimator)
+    for (int32_t clamp = GRPO_KL_CLAMP_NONE; clamp <= GRPO_KL_CLAMP_OPENRLHF; ++clamp) {
+      grpo_loss_options o = loss_options(GRPO_LOSS_CLIP, GRPO_IS_SEQUENCE_TOKEN, GRPO_AGG_LOCAL_TOKEN_MEAN);
+      o.kl = {estimator, clamp, estimator % 2, 0.3};
+      loss_parity("loss KL estimator × clamp", plain, o, true);
+      o.kl.bias_correction = o.kl.bias_correction && clamp != GRPO_KL_CLAMP_NONE;  // unclamped k3 × e^87 would overflow
+      loss_parity("loss KL estimator × clamp", wild, o, true);
+      runs += 2;
+    }
+  LossInputs empty = plain, bad = plain, bad_segment = plain;
+  std::fill(empty.mask.begin(), empty.mask.end(), 0);
+  bad.logp[2 * bad.cols + 3] = NAN, bad.mask[2 * bad.cols + 3] = 1;
+  bad_segment.segments[4 * bad.cols + 9] = -2, bad_segment.mask[4 * bad.cols + 9] = 1;
+  for (int32_t nan : {0, 1}) {
+    grpo_loss_options o = loss_options(GRPO_LOSS_SAPO, GRPO_IS_ITEM, GRPO_AGG_SEQ_MEAN_TOKEN_MEAN);
+    o.aggregate.empty_is_nan = nan;
+    loss_parity("loss empty batch", empty, o, true), loss_parity("loss bad value", bad, o, true);
+    loss_parity("loss bad segment", bad_segment, o, true);
+    o.surrogate.type = GRPO_LOSS_CLIP, o.is_level = GRPO_IS_TOKEN;  // the CPU's clip row never reads segments here
+    loss_parity("loss bad segment, clip token level", bad_segment, o, true);
+    runs += 4;
+  }
+  std::printf("  policy loss: %d configurations compared\n", runs);
+}
+
 // GPU milliseconds (CUDA events) of `call`, median of 5 after a warm-up.
 double gpu_ms(const std::function<grpo_status()>& call) {
   std::vector<double> ms;
@@ -197,6 +324,20 @@ void timings() {
     const double bytes = 4.0 * B * V;
     std::printf("  sample plain %lldx%lld: %.1f us, %.0f GB/s\n", (long long)B, (long long)V, plain * 1e3, bytes / plain / 1e6);
     std::printf("  sample top-k 50 + top-p 0.9: %.1f us, %.0f GB/s\n", cut * 1e3, bytes / cut / 1e6);
+  }
+  {
+    const int64_t B = 512, T = 2048;
+    const LossInputs in = loss_inputs(B, T, 0.3f, 14);
+    grpo_loss_options o = loss_options(GRPO_LOSS_CLIP, GRPO_IS_TOKEN, GRPO_AGG_LOCAL_TOKEN_MEAN);
+    o.kl.beta = 0.04;
+    std::vector<float> grad(B * T);
+    const double ms = gpu_ms([&] {
+      return grpo_cuda_policy_loss(in.logp.data(), in.old.data(), in.ref.data(), in.adv.data(), 1, in.mask.data(), nullptr,
+                                   nullptr, B, T, &o, grad.data(), nullptr);
+    });
+    const double bytes = B * T * (4.0 * 4 + 1 + 4);  // logp, old, ref, advantage, mask read; gradient written
+    std::printf("  policy loss fwd+bwd %lldx%lld (clip + k3 KL): %.1f us, %.0f GB/s (%.1f%% HBM)\n", (long long)B,
+                (long long)T, ms * 1e3, bytes / ms / 1e6, 100 * bytes / ms / 1e6 / kHbmGBs);
   }
 }
 
@@ -290,6 +431,7 @@ int main() {
   linear_bf16_parity(5, 33, 77);
   advantage_parity();
   sampling_parities();
+  loss_parities();
   const int failed = grpo::test::report("grpo_cuda_parity");
   timings();
   bf16_timings();
