@@ -42,6 +42,8 @@ run_checks() {
   npx vitest run test/cuda-parity.test.ts test/cuda-loader.test.ts test/cuda-trainer.test.ts
   npx vitest run test/logprob.test.ts test/advantage.test.ts test/sampling.test.ts
   npx vitest run test/cuda-model-parity.test.ts  # the built-in model: CUDA vs CPU (score, logits, gradients, AdamW, generation)
+  npx vitest run test/cuda-loss-parity.test.ts  # policy loss + token advantages: CUDA vs CPU, and the no-GPU path
+  npx vitest run test/loss-vectors.test.ts test/loss-gradients.test.ts test/loss-presets.test.ts test/advantage-tokens.test.ts
   step "2. bench/cuda.bench.js"
   timeout 300 node bench/cuda.bench.js
   timeout 300 node bench/cuda-model.bench.js  # the built-in model at the 0.5B shape: training and generation tokens/s
