@@ -13,6 +13,7 @@
 #include "device.cuh"
 #include "grpo/logprob.h"
 #include "linear_logprob_checks.h"
+#include "linear_logprob_device.cuh"
 #include "row_math.cuh"
 #include "tile_gemm.cuh"
 
@@ -216,6 +217,52 @@ void download_column(const RowState& st, float* const RowState::*column, int64_t
 }
 
 }  // namespace
+
+// The device-pointer entry points (linear_logprob_device.cuh): the loops of the C ABI below without the copies.
+void linear_logprob_forward_device(const float* hidden, const float* weight, const int32_t* targets, int64_t rows,
+                                   int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options& o,
+                                   float* logp, float* entropy) {
+  const Shape s = make_shape(rows, hidden_size, vocab, &o);
+  DeviceBuffer<float> tile(s.chunk_rows * s.chunk_vocab), state(4 * s.chunk_rows);
+  const Problem p{hidden, weight, nullptr, targets, s, 1.0f / o.temperature, o.ignore_index};
+  float* base = state.get();
+  const RowState st{base, base + s.chunk_rows, base + 2 * s.chunk_rows, base + 3 * s.chunk_rows};
+  RowFlag bad, empty;
+  for (int64_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
+    const int64_t n = std::min(s.chunk_rows, rows - r0);
+    row_chunk_stats(p, r0, n, tile.get(), st, bad, empty);
+    check(cudaDeviceSynchronize(), "linear logprob forward");
+    raise_flags(bad, empty);
+    download_column(st, &RowState::target_logit, n, logp + r0);
+    download_column(st, &RowState::dot, n, entropy ? entropy + r0 : nullptr);
+  }
+}
+
+void linear_logprob_backward_device(const float* hidden, const float* weight, const int32_t* targets, int64_t rows,
+                                    int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options& o,
+                                    const float* grad_logp, const float* grad_entropy, float* grad_hidden,
+                                    float* grad_weight) {
+  const Shape s = make_shape(rows, hidden_size, vocab, &o);
+  DeviceBuffer<float> tile(s.chunk_rows * s.chunk_vocab), state(4 * s.chunk_rows);
+  const Problem p{hidden, weight, nullptr, targets, s, 1.0f / o.temperature, o.ignore_index};
+  float* base = state.get();
+  const RowState st{base, base + s.chunk_rows, base + 2 * s.chunk_rows, base + 3 * s.chunk_rows};
+  RowFlag bad, empty;
+  for (int64_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
+    const int64_t n = std::min(s.chunk_rows, rows - r0);
+    row_chunk_stats(p, r0, n, tile.get(), st, bad, empty);
+    check(cudaDeviceSynchronize(), "linear logprob backward statistics");
+    raise_flags(bad, empty);
+    for (int64_t v0 = 0; v0 < vocab; v0 += s.chunk_vocab) {
+      const int64_t cols = std::min(s.chunk_vocab, vocab - v0);
+      compute_tile(p, r0, n, v0, cols, tile.get());
+      backward_tile_kernel<<<row_blocks(n), kRowThreads>>>(tile.get(), n, cols, r0, v0, targets, o.ignore_index, p.scale,
+                                                           st, grad_logp, grad_entropy);
+      multiply_out(p, r0, n, v0, cols, tile.get(), grad_hidden, grad_weight);
+    }
+    check_launch("linear logprob backward");
+  }
+}
 
 namespace {
 
