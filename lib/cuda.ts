@@ -21,6 +21,7 @@ export type ResolvedDevice = 'cpu' | 'cuda';
 /** The kernel methods the CUDA addon implements, with the CPU addon's signatures. */
 export type CudaKernel =
   | 'logprobForward' | 'logprobBackward' | 'linearLogprobForward' | 'linearLogprobBackward'
+  | 'linearLogprobForwardBf16' | 'linearLogprobBackwardBf16'
   | 'groupAdvantages' | 'rankAdvantages' | 'scatterItemAdvantages' | 'broadcastAdvantages'
   | 'sample' | 'samplingProbs' | 'policyLoss';
 

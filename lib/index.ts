@@ -101,3 +101,5 @@ export type { SampleCallOptions } from './kernels/sampling.js';
 export * from './trainer/index.js';
 export type { PolicyLossCallOptions } from './kernels/loss.js';
 export type { ResolvedDevice } from './cuda.js';
+export { toBf16, fromBf16 } from './kernels/bf16.js';
+export type { LinearDtype } from './kernels/logprob.js';

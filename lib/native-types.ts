@@ -33,6 +33,18 @@ export interface NativeBinding {
     ignoreIndex: number, chunkRows: number, chunkVocab: number, gradLogp: F32, gradEntropy: F32 | null,
     gradHidden: F32, gradWeight: F32, gradBias: F32 | null, accumulate: boolean, async: boolean,
   ): Done;
+  /** linearLogprobForward with hidden and weight as bfloat16 bit patterns. */
+  linearLogprobForwardBf16(
+    hidden: Uint16Array, weight: Uint16Array, bias: F32 | null, targets: I32, hiddenSize: number, temperature: number,
+    ignoreIndex: number, chunkRows: number, chunkVocab: number, logp: F32, entropy: F32 | null, lse: F32 | null,
+    async: boolean,
+  ): Done;
+  /** linearLogprobBackward with hidden and weight as bfloat16 bit patterns; the gradients are float32. */
+  linearLogprobBackwardBf16(
+    hidden: Uint16Array, weight: Uint16Array, bias: F32 | null, targets: I32, hiddenSize: number, temperature: number,
+    ignoreIndex: number, chunkRows: number, chunkVocab: number, gradLogp: F32, gradEntropy: F32 | null,
+    gradHidden: F32, gradWeight: F32, gradBias: F32 | null, accumulate: boolean, async: boolean,
+  ): Done;
   groupAdvantages(
     rewards: F32, groupSize: number, groupIds: I32 | null, numGroups: number, options: Float64Array,
     advantages: F32, stats: Float64Array, async: boolean,

@@ -126,3 +126,11 @@ export function knownKeys(name: string, options: object | undefined, known: read
     throw new GrpoError('GRPO_UNKNOWN_OPTION', `Option "${key}" of ${name} is unknown${hint}`);
   }
 }
+
+export function uint16Array(name: string, value: unknown): Uint16Array {
+  if (!(value instanceof Uint16Array)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected Uint16Array for ${name} but received ${describe(value)}`);
+  }
+  assertAttached(name, value);
+  return value;
+}

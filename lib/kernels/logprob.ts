@@ -17,8 +17,18 @@ export interface LogprobOptions {
   device?: Device;
 }
 
+/** Storage of `hidden` and `weight`: float32 (Float32Array) or bfloat16 bit patterns (Uint16Array, see {@link toBf16}). */
+export type LinearDtype = 'f32' | 'bf16';
+const DTYPES: readonly LinearDtype[] = Object.freeze(['f32', 'bf16']);
+
 /** Options of {@link linearLogprobs}. */
 export interface LinearLogprobOptions extends LogprobOptions {
+  /**
+   * 'bf16': hidden and weight are Uint16Arrays of bfloat16 bits; the products are exact in float32 and summed in
+   * float32; outputs and gradients stay float32 (the backward rounds each gradient tile to bf16 before it is
+   * multiplied out, as a bf16 tensor-core GEMM does; docs/logprob.md). @defaultValue 'f32'
+   */
+  dtype?: LinearDtype;
   /** LM-head bias [vocab]. @defaultValue none */
   bias?: Float32Array;
   /** Rows per tile; the workspace is chunkSize × chunkVocab floats. @defaultValue 256 */
@@ -62,10 +72,12 @@ export interface LinearLogprobGradients {
   gradBias?: Float32Array;
 }
 
-const DEFAULTS = Object.freeze({ temperature: 1, entropy: false, ignoreIndex: -100, chunkSize: 256, chunkVocab: 4096 });
+const DEFAULTS = Object.freeze({
+  temperature: 1, entropy: false, ignoreIndex: -100, chunkSize: 256, chunkVocab: 4096, dtype: 'f32' as LinearDtype,
+});
 const PLAIN_KEYS = ['temperature', 'entropy', 'ignoreIndex', 'device'] as const;
 const BACKWARD_KEYS = [...PLAIN_KEYS, 'gradEntropy', 'out'] as const;
-const LINEAR_KEYS = [...PLAIN_KEYS, 'bias', 'chunkSize', 'chunkVocab'] as const;
+const LINEAR_KEYS = [...PLAIN_KEYS, 'bias', 'chunkSize', 'chunkVocab', 'dtype'] as const;
 const LINEAR_BACKWARD_KEYS = [...LINEAR_KEYS, 'gradEntropy', 'accumulate', 'gradHidden', 'gradWeight', 'gradBias'] as const;
 
 interface Scalars {
@@ -179,9 +191,13 @@ export function logprobsBackwardSync(
   return backward(false, logits, targets, gradLogp, options) as Float32Array;
 }
 
+/** hidden [T, H] and weight [V, H] in their storage type. */
+type LinearInputs =
+  | { bf16: false; hidden: Float32Array; weight: Float32Array }
+  | { bf16: true; hidden: Uint16Array; weight: Uint16Array };
+
 interface LinearCall {
-  hidden: Float32Array;
-  weight: Float32Array;
+  inputs: LinearInputs;
   bias: Float32Array | null;
   targets: Int32Array;
   hiddenSize: number;
@@ -191,13 +207,22 @@ interface LinearCall {
   s: Scalars;
 }
 
+function linearInputs(fn: string, hidden: unknown, weight: unknown, dtype: unknown): LinearInputs {
+  const type = check.oneOf(`${fn} dtype`, dtype ?? DEFAULTS.dtype, DTYPES);
+  if (type === 'bf16') return { bf16: true, hidden: check.uint16Array(`${fn} hidden`, hidden), weight: check.uint16Array(`${fn} weight`, weight) };
+  if (hidden instanceof Uint16Array || weight instanceof Uint16Array) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} hidden and weight as Float32Array for dtype 'f32', but received a Uint16Array (pass dtype: 'bf16' for bfloat16 bits)`);
+  }
+  return { bf16: false, hidden: check.float32Array(`${fn} hidden`, hidden), weight: check.float32Array(`${fn} weight`, weight) };
+}
+
 function linearCall(fn: string, hidden: unknown, weight: unknown, targets: unknown, options: LinearLogprobOptions | undefined,
   keys: readonly string[]): LinearCall {
   check.knownKeys(fn, options, keys);
-  const h = check.float32Array(`${fn} hidden`, hidden);
-  const w = check.float32Array(`${fn} weight`, weight);
-  const t = check.int32Array(`${fn} targets`, targets);
   const o = options ?? {};
+  const inputs = linearInputs(fn, hidden, weight, o.dtype);
+  const h = inputs.hidden, w = inputs.weight;
+  const t = check.int32Array(`${fn} targets`, targets);
   const s = scalars(fn, o);
   const rows = t.length;
   const hiddenSize = rows > 0 ? h.length / rows : 0;
@@ -214,7 +239,7 @@ function linearCall(fn: string, hidden: unknown, weight: unknown, targets: unkno
   checkTargets(`${fn} targets`, t, vocab, s.ignoreIndex);
   const chunkSize = check.integer(`${fn} chunkSize`, o.chunkSize ?? DEFAULTS.chunkSize, 1);
   const chunkVocab = check.integer(`${fn} chunkVocab`, o.chunkVocab ?? DEFAULTS.chunkVocab, 1);
-  return { hidden: h, weight: w, bias, targets: t, hiddenSize: H, vocab, chunkSize, chunkVocab, s };
+  return { inputs, bias, targets: t, hiddenSize: H, vocab, chunkSize, chunkVocab, s };
 }
 
 function linearForward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, options?: LinearLogprobOptions) {
@@ -222,10 +247,11 @@ function linearForward(async: boolean, hidden: unknown, weight: unknown, targets
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
-  const backend = kernelBinding('linearLogprobs', options?.device, 'linearLogprobForward');
+  const x = c.inputs;
+  const backend = kernelBinding('linearLogprobs', options?.device, x.bf16 ? 'linearLogprobForwardBf16' : 'linearLogprobForward');
+  const rest = [c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex, c.chunkSize, c.chunkVocab, logp, entropy, null] as const;
   return runNative(async,
-    (a) => backend.linearLogprobForward(c.hidden, c.weight, c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex,
-      c.chunkSize, c.chunkVocab, logp, entropy, null, a),
+    (a) => (x.bf16 ? backend.linearLogprobForwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobForward(x.hidden, x.weight, ...rest, a)),
     (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
 }
 
@@ -233,16 +259,17 @@ function linearForward(async: boolean, hidden: unknown, weight: unknown, targets
  * The same result as `logprobs(hidden · weightᵀ + bias, targets)`, computed tile by tile with an
  * online log-sum-exp so that no buffer larger than chunkSize × chunkVocab floats exists.
  * @param hidden [T, H]  @param weight [V, H]  @param targets [T]
+ * hidden and weight are Float32Arrays, or Uint16Arrays of bfloat16 bits with `dtype: 'bf16'` (see {@link toBf16}).
  */
 export function linearLogprobs(
-  hidden: Float32Array, weight: Float32Array, targets: Int32Array, options?: LinearLogprobOptions,
+  hidden: Float32Array | Uint16Array, weight: Float32Array | Uint16Array, targets: Int32Array, options?: LinearLogprobOptions,
 ): Promise<LogprobResult> {
   return rejectOnThrow(() => linearForward(true, hidden, weight, targets, options) as Promise<LogprobResult>);
 }
 
 /** Synchronous {@link linearLogprobs}. */
 export function linearLogprobsSync(
-  hidden: Float32Array, weight: Float32Array, targets: Int32Array, options?: LinearLogprobOptions,
+  hidden: Float32Array | Uint16Array, weight: Float32Array | Uint16Array, targets: Int32Array, options?: LinearLogprobOptions,
 ): LogprobResult {
   return linearForward(false, hidden, weight, targets, options) as LogprobResult;
 }
@@ -267,26 +294,31 @@ function linearBackward(async: boolean, hidden: unknown, weight: unknown, target
   const accumulate = check.boolean(`${fn} accumulate`, o.accumulate ?? false);
   const grads: LinearLogprobGradients = {
     gradHidden: gradBuffer(fn, 'gradHidden', o.gradHidden, rows * c.hiddenSize, `[T, H] = [${rows}, ${c.hiddenSize}]`),
-    gradWeight: gradBuffer(fn, 'gradWeight', o.gradWeight, c.weight.length, `[V, H] = [${c.vocab}, ${c.hiddenSize}]`),
+    gradWeight: gradBuffer(fn, 'gradWeight', o.gradWeight, c.vocab * c.hiddenSize, `[V, H] = [${c.vocab}, ${c.hiddenSize}]`),
   };
   if (c.bias) grads.gradBias = gradBuffer(fn, 'gradBias', o.gradBias, c.vocab, `[V] = [${c.vocab}]`);
-  const backend = kernelBinding(fn, o.device, 'linearLogprobBackward');
+  const x = c.inputs;
+  const backend = kernelBinding(fn, o.device, x.bf16 ? 'linearLogprobBackwardBf16' : 'linearLogprobBackward');
+  const rest = [c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex, c.chunkSize, c.chunkVocab, g, gEntropy,
+    grads.gradHidden, grads.gradWeight, grads.gradBias ?? null, accumulate] as const;
   return runNative(async,
-    (a) => backend.linearLogprobBackward(c.hidden, c.weight, c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex,
-      c.chunkSize, c.chunkVocab, g, gEntropy, grads.gradHidden, grads.gradWeight, grads.gradBias ?? null, accumulate, a),
+    (a) => (x.bf16 ? backend.linearLogprobBackwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobBackward(x.hidden, x.weight, ...rest, a)),
     () => grads);
 }
 
-/** Gradients of a loss through the fused LM head given d(loss)/d(logp) [T] (and d/d(entropy)). */
+/**
+ * Gradients of a loss through the fused LM head given d(loss)/d(logp) [T] (and d/d(entropy)); float32 for
+ * either dtype of hidden and weight.
+ */
 export function linearLogprobsBackward(
-  hidden: Float32Array, weight: Float32Array, targets: Int32Array, gradLogp: Float32Array, options?: LinearLogprobBackwardOptions,
+  hidden: Float32Array | Uint16Array, weight: Float32Array | Uint16Array, targets: Int32Array, gradLogp: Float32Array, options?: LinearLogprobBackwardOptions,
 ): Promise<LinearLogprobGradients> {
   return rejectOnThrow(() => linearBackward(true, hidden, weight, targets, gradLogp, options) as Promise<LinearLogprobGradients>);
 }
 
 /** Synchronous {@link linearLogprobsBackward}. */
 export function linearLogprobsBackwardSync(
-  hidden: Float32Array, weight: Float32Array, targets: Int32Array, gradLogp: Float32Array, options?: LinearLogprobBackwardOptions,
+  hidden: Float32Array | Uint16Array, weight: Float32Array | Uint16Array, targets: Int32Array, gradLogp: Float32Array, options?: LinearLogprobBackwardOptions,
 ): LinearLogprobGradients {
   return linearBackward(false, hidden, weight, targets, gradLogp, options) as LinearLogprobGradients;
 }

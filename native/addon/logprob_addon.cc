@@ -57,19 +57,37 @@ Napi::Value logprob_backward(const Napi::CallbackInfo& info) {
                   {info[0], info[1], info[5], info[6], info[7]});
 }
 
+// T: float (Float32Array hidden/weight) or uint16_t (Uint16Array of bfloat16 bits).
+template <typename T>
 struct LinearArgs {
-  View<float> hidden, weight, bias;
+  View<T> hidden, weight;
+  View<float> bias;
   View<int32_t> targets;
   int64_t rows, hidden_size, vocab;
   grpo_linear_logprob_options options;
 };
 
+// The C ABI functions for each input type.
+template <typename T>
+struct LinearAbi;
+template <>
+struct LinearAbi<float> {
+  static constexpr auto forward = &grpo_linear_logprob_forward;
+  static constexpr auto backward = &grpo_linear_logprob_backward;
+};
+template <>
+struct LinearAbi<uint16_t> {
+  static constexpr auto forward = &grpo_linear_logprob_forward_bf16;
+  static constexpr auto backward = &grpo_linear_logprob_backward_bf16;
+};
+
 // (hidden, weight, bias|null, targets, hiddenSize, temperature, ignoreIndex, chunkRows, chunkVocab, ...)
-LinearArgs linear_args(const Napi::CallbackInfo& info) {
+template <typename T>
+LinearArgs<T> linear_args(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  LinearArgs a;
-  a.hidden = view_arg<float>(info, 0, "hidden");
-  a.weight = view_arg<float>(info, 1, "weight");
+  LinearArgs<T> a;
+  a.hidden = view_arg<T>(info, 0, "hidden");
+  a.weight = view_arg<T>(info, 1, "weight");
   a.bias = view_arg<float>(info, 2, "bias", true);
   a.targets = view_arg<int32_t>(info, 3, "targets");
   a.hidden_size = int_arg(info, 4, "hiddenSize");
@@ -85,9 +103,10 @@ LinearArgs linear_args(const Napi::CallbackInfo& info) {
 }
 
 // (..., logp, entropy|null, lse|null, async)
+template <typename T>
 Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const LinearArgs a = linear_args(info);
+  const LinearArgs<T> a = linear_args<T>(info);
   auto logp = view_arg<float>(info, 9, "logp");
   auto entropy = view_arg<float>(info, 10, "entropy", true);
   auto lse = view_arg<float>(info, 11, "lse", true);
@@ -96,16 +115,17 @@ Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
   if (lse.data) expect_length(env, lse, a.rows, "lse");
   return dispatch(info, bool_arg(info, 12, "async"),
                   [=] {
-                    return grpo_linear_logprob_forward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
-                                                       a.hidden_size, a.vocab, &a.options, logp.data, entropy.data, lse.data);
+                    return LinearAbi<T>::forward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
+                                                 a.hidden_size, a.vocab, &a.options, logp.data, entropy.data, lse.data);
                   },
                   {info[0], info[1], info[2], info[3], info[9], info[10], info[11]});
 }
 
 // (..., gradLogp, gradEntropy|null, gradHidden, gradWeight, gradBias|null, accumulate, async)
+template <typename T>
 Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const LinearArgs a = linear_args(info);
+  const LinearArgs<T> a = linear_args<T>(info);
   auto grad_logp = view_arg<float>(info, 9, "gradLogp");
   auto grad_entropy = view_arg<float>(info, 10, "gradEntropy", true);
   auto grad_hidden = view_arg<float>(info, 11, "gradHidden");
@@ -119,9 +139,9 @@ Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   if (grad_bias.data) expect_length(env, grad_bias, a.vocab, "gradBias");
   return dispatch(info, bool_arg(info, 15, "async"),
                   [=] {
-                    return grpo_linear_logprob_backward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
-                                                        a.hidden_size, a.vocab, &a.options, grad_logp.data, grad_entropy.data,
-                                                        grad_hidden.data, grad_weight.data, grad_bias.data, accumulate);
+                    return LinearAbi<T>::backward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
+                                                  a.hidden_size, a.vocab, &a.options, grad_logp.data, grad_entropy.data,
+                                                  grad_hidden.data, grad_weight.data, grad_bias.data, accumulate);
                   },
                   {info[0], info[1], info[2], info[3], info[9], info[10], info[11], info[12], info[13]});
 }
@@ -131,8 +151,10 @@ Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
 void register_logprob(Napi::Env env, Napi::Object exports) {
   exports.Set("logprobForward", Napi::Function::New(env, logprob_forward));
   exports.Set("logprobBackward", Napi::Function::New(env, logprob_backward));
-  exports.Set("linearLogprobForward", Napi::Function::New(env, linear_logprob_forward));
-  exports.Set("linearLogprobBackward", Napi::Function::New(env, linear_logprob_backward));
+  exports.Set("linearLogprobForward", Napi::Function::New(env, linear_logprob_forward<float>));
+  exports.Set("linearLogprobBackward", Napi::Function::New(env, linear_logprob_backward<float>));
+  exports.Set("linearLogprobForwardBf16", Napi::Function::New(env, linear_logprob_forward<uint16_t>));
+  exports.Set("linearLogprobBackwardBf16", Napi::Function::New(env, linear_logprob_backward<uint16_t>));
 }
 
 }  // namespace grpo::addon

@@ -28,11 +28,13 @@ struct View {
 template <typename T>
 constexpr napi_typedarray_type typed_array_type() {
   static_assert(std::is_same<T, float>::value || std::is_same<T, int32_t>::value || std::is_same<T, uint8_t>::value ||
-                    std::is_same<T, uint32_t>::value || std::is_same<T, double>::value,
+                    std::is_same<T, uint16_t>::value || std::is_same<T, uint32_t>::value ||
+                    std::is_same<T, double>::value,
                 "unsupported element type");
   return std::is_same<T, float>::value     ? napi_float32_array
          : std::is_same<T, int32_t>::value ? napi_int32_array
          : std::is_same<T, uint8_t>::value ? napi_uint8_array
+         : std::is_same<T, uint16_t>::value ? napi_uint16_array  // bfloat16 bit patterns
          : std::is_same<T, uint32_t>::value ? napi_uint32_array
                                             : napi_float64_array;
 }
