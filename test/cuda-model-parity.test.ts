@@ -231,6 +231,18 @@ describe.runIf(gpu)('built-in model: CUDA vs CPU', () => {
       });
     }
 
+  it('bf16 dense matmuls: close to float32 (bf16 input rounding), not equal, and back to float32 when switched off', () => {
+    const { cpu, cuda, a, b } = createPair(SHAPES[1], false);
+    const want = score(cpu, a, false).logp;
+    const exact = score(cuda, b, false).logp;
+    cuda.modelSetBf16Matmuls(b, true);
+    const rounded = score(cuda, b, false).logp;
+    expectClose(rounded, want, { atol: 0.1, rtol: 0.02 });
+    expect(rounded).not.toEqual(exact);
+    cuda.modelSetBf16Matmuls(b, false);
+    expect(score(cuda, b, false).logp).toEqual(exact);
+  });
+
   it('a clone on the GPU keeps the parameters and scores like its source', () => {
     const { cuda, b } = createPair(SHAPES[0], false);
     const copy = cuda.modelClone(b);

@@ -110,7 +110,7 @@ grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const flo
   });
 }
 
-// Recorded only: the GPU's dense layers run the 3xTF32 GEMM either way (docs/cuda.md).
+// The dense layers (q/k/v/o, MLP) then run the bf16 tensor-core GEMM on bf16-rounded inputs (layer.cu).
 grpo_status grpo_model_set_bf16_matmuls(grpo_model* model, int32_t enabled) {
   return grpo::guarded([&] {
     need(model, "model");
