@@ -1,7 +1,10 @@
 // Log-prob scoring: plain forward and forward+backward at (2048, 32768) and (512, 151936), and the
-// fused LM head at (T=2048, H=512, V=32768). Every fast result is checked against the float64
-// reference in the same run before it is timed. Run: npm run build && node bench/logprob.bench.js
-import { getThreads, cpuPath, linearLogprobsSync, logprobsBackwardSync, logprobsSync } from '../dist/index.js';
+// fused LM head at (T=2048, H=512, V=32768), float32 and bfloat16 inputs. Every fast result is checked
+// against the float64 reference in the same run before it is timed. Run: npm run build && node bench/logprob.bench.js
+import {
+  getThreads, cpuPath, fromBf16, linearLogprobsBackwardSync, linearLogprobsSync, logprobsBackwardSync, logprobsSync,
+  matmulBf16Native, toBf16,
+} from '../dist/index.js';
 import { linearLogitsReference, logprobsReference } from '../dist/reference/logprob.js';
 import { native } from '../dist/binding.js';
 import { measureRoofs } from './roof.js';
@@ -104,6 +107,31 @@ function linearLogprobsBackward(hidden, weight, targets, gradLogp) {
     new Float32Array(hidden.length), new Float32Array(weight.length), null, false, false);
 }
 
+// Fused forward and forward+backward with bf16 hidden/weight against the same calls on float32 inputs. The FMA
+// roof is float32's: with AVX512_BF16, vdpbf16ps does two products per lane, so bf16 can reach 2× that roof.
+function bf16Rows(roofs) {
+  const T = 2048, H = 512, V = 32768;
+  const hidden = toBf16(randomLogits(T * H, 3).map((x) => x / 8)); // [T, H] bf16 bits
+  const weight = toBf16(randomLogits(V * H, 4).map((x) => x / 64)); // [V, H] bf16 bits
+  const wideHidden = fromBf16(hidden), wideWeight = fromBf16(weight);
+  const targets = targetsFor(T, V);
+  const check = 32;
+  const refLogits = linearLogitsReference(wideHidden.subarray(0, check * H), wideWeight, check);
+  const maxError = maxAbsDiff(linearLogprobsSync(hidden.subarray(0, check * H), weight, targets.subarray(0, check), { dtype: 'bf16' }).logp,
+    logprobsReference(refLogits, targets.subarray(0, check)).logp);
+  if (maxError > 1e-3) throw new Error(`linearLogprobs (bf16) differs from the reference by ${maxError}`);
+  const gradLogp = new Float32Array(T).fill(1 / T);
+  const flops = 2 * T * H * V;
+  const rows = [];
+  for (const [dtype, h, w] of [['bf16', hidden, weight], ['f32', wideHidden, wideWeight]]) {
+    const forward = measure(`fused ${dtype} forward`, () => linearLogprobsSync(h, w, targets, { dtype }), 5);
+    const backward = measure(`fused ${dtype} backward`, () => linearLogprobsBackwardSync(h, w, targets, gradLogp, { dtype }), 3);
+    rows.push({ dtype, forwardMs: forward.ms, backwardMs: backward.ms, fwdBwdMs: forward.ms + backward.ms,
+      GFLOPs: (5 * flops) / (forward.ms + backward.ms) / 1e6, maxError });
+  }
+  return rows.map((r) => ({ ...r, fmaRoof: r.GFLOPs / roofs.fmaGflops, vsF32: rows[1].fwdBwdMs / r.fwdBwdMs }));
+}
+
 const roofs = await measureRoofs();
 console.log(`cpu path ${cpuPath()}, ${getThreads()} threads; read roof ${fixed(roofs.readGBs, 1)} GB/s, FMA roof ${fixed(roofs.fmaGflops, 0)} GFLOP/s`);
 console.table(plainRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fixed(r.rme, 1)}%`, GBs: fixed(r.GBs, 1),
@@ -111,3 +139,6 @@ console.table(plainRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fi
 console.table(fusedRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fixed(r.rme, 1)}%`, GFLOPs: fixed(r.GFLOPs, 0),
   fmaRoof: `${fixed(100 * r.fmaRoof, 0)}%`, vsGemm: `${fixed(r.vsGemm)}×`, vsUnfused: `${fixed(r.vsUnfused)}×`,
   workspaceMb: fixed(r.workspaceMb, 0), peakExtraMb: fixed(r.peakExtraMb, 0), maxError: Number.isFinite(r.maxError) ? r.maxError.toExponential(1) : '' })));
+console.log(`fused LM head ${2048}x${512}x${32768}, forward + backward (10·THV FLOPs: the backward redoes the statistics pass and each tile); bf16 dot products: ${matmulBf16Native() ? 'AVX512_BF16' : 'no (float32 GEMM on widened values)'}`);
+console.table(bf16Rows(roofs).map((r) => ({ ...r, forwardMs: fixed(r.forwardMs), backwardMs: fixed(r.backwardMs), fwdBwdMs: fixed(r.fwdBwdMs),
+  GFLOPs: fixed(r.GFLOPs, 0), fmaRoof: `${fixed(100 * r.fmaRoof, 0)}%`, vsF32: `${fixed(r.vsF32)}×`, maxError: r.maxError.toExponential(1) })));
