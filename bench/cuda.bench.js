@@ -1,10 +1,10 @@
 // CUDA kernels on the GPU: log-prob forward+backward over bf16-sized and fp32 logits, the fused LM head
-// forward+backward, and sampling, timed by CUDA events around the kernels (cudaLastKernelMs: the
+// forward+backward (float32 inputs on the 3xTF32 GEMM, bf16 inputs on the bf16 tensor-core GEMM), and sampling, timed by CUDA events around the kernels (cudaLastKernelMs: the
 // host↔device copies of this first version are excluded and reported apart as the end-to-end time).
 // Each result is checked against the CPU kernels on the same inputs before it is timed. Prints "no GPU"
 // and exits 0 without a usable device. Run: npm run build:ts && node bench/cuda.bench.js
 import {
-  loadCuda, linearLogprobsBackwardSync, linearLogprobsSync, logprobsBackwardSync, logprobsSync, sampleSync,
+  loadCuda, linearLogprobsBackwardSync, linearLogprobsSync, logprobsBackwardSync, logprobsSync, sampleSync, toBf16,
 } from '../dist/index.js';
 
 const H200 = Object.freeze({ hbmGBs: 4800, bf16Tflops: 989, tf32Tflops: 494 });
@@ -85,6 +85,26 @@ function fusedRows(gpu) {
   ];
 }
 
+// bf16 hidden/weight at a Qwen-sized head (weight 1.2 GB as bf16).
+function fusedBf16Rows(gpu) {
+  const [T, H, V] = [4096, 4096, 151936];
+  const options = { dtype: 'bf16', device: 'cuda' };
+  const hidden = toBf16(randomArray(T * H, 1, 3)); // [T, H] bf16 bits
+  const weight = toBf16(randomArray(V * H, 0.02, 4)); // [V, H] bf16 bits
+  const targets = targetsFor(T, V);
+  const gradLogp = new Float32Array(T).fill(1 / T);
+  const h16 = hidden.subarray(0, 16 * H);
+  const error = check('linearLogprobs bf16', maxAbsDiff(linearLogprobsSync(h16, weight, targets.subarray(0, 16), options).logp,
+    linearLogprobsSync(h16, weight, targets.subarray(0, 16), { dtype: 'bf16' }).logp), 1e-3);
+  const forward = timeKernel(gpu, () => linearLogprobsSync(hidden, weight, targets, options), 3);
+  const both = timeKernel(gpu, () => linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, options), 3);
+  const thv = T * H * V;
+  return [
+    { kernel: `fused bf16 fwd T=${T} H=${H} V=${V}`, ...forward, TFLOPS: (2 * thv) / forward.kernelMs / 1e9, error },
+    { kernel: 'fused bf16 bwd (recompute, 8THV)', ...both, TFLOPS: (8 * thv) / both.kernelMs / 1e9, error },
+  ];
+}
+
 function samplingRows(gpu) {
   const [B, V] = [256, 151936];
   const logits = randomArray(B * V, 3, 7); // [B, V]
@@ -110,7 +130,8 @@ function print(rows) {
       pct(r.TFLOPS, H200.bf16Tflops).padStart(7), pct(r.TFLOPS, H200.tf32Tflops).padStart(7), r.error.toExponential(1).padStart(14));
   }
   console.log(`roofs: H200 HBM ${H200.hbmGBs} GB/s, bf16 dense ${H200.bf16Tflops} TFLOPS, tf32 dense ${H200.tf32Tflops} TFLOPS ` +
-    '(the fused GEMM runs 3 TF32 products per float product, so its own roof is about a third of tf32)');
+    '(the float32 fused GEMM runs 3 TF32 products per float product, so its own roof is about a third of tf32; ' +
+    'the bf16 rows run one bf16 product: their roof is the bf16 column)');
 }
 
 const { binding: gpu, reason } = loadCuda();
@@ -119,4 +140,4 @@ if (!gpu) {
   process.exit(0);
 }
 console.log(`CUDA: ${reason}`);
-print([...logprobRows(gpu), ...fusedRows(gpu), ...samplingRows(gpu)]);
+print([...logprobRows(gpu), ...fusedRows(gpu), ...fusedBf16Rows(gpu), ...samplingRows(gpu)]);

@@ -43,6 +43,7 @@ run_checks() {
   npx vitest run test/logprob.test.ts test/advantage.test.ts test/sampling.test.ts
   npx vitest run test/cuda-model-parity.test.ts  # the built-in model: CUDA vs CPU (score, logits, gradients, AdamW, generation)
   npx vitest run test/cuda-loss-parity.test.ts  # policy loss + token advantages: CUDA vs CPU, and the no-GPU path
+  npx vitest run test/cuda-bf16-parity.test.ts test/logprob-bf16.test.ts  # fused LM head with bf16 inputs: CUDA vs CPU
   npx vitest run test/loss-vectors.test.ts test/loss-gradients.test.ts test/loss-presets.test.ts test/advantage-tokens.test.ts
   step "2. bench/cuda.bench.js"
   timeout 300 node bench/cuda.bench.js
