@@ -5,7 +5,9 @@
 
 #include <cstdint>
 
+#include "error.h"
 #include "grpo/logprob.h"
+#include "linear_logprob_checks.h"
 
 namespace grpo::linear_logprob {
 
@@ -37,5 +39,34 @@ void forward(Head& head, const float* bias, const int32_t* targets, const Shape&
 
 void backward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
               const Gradients& g, bool accumulate);
+
+// The C ABI entry points for one storage type T of hidden and weight: the shared argument checks, then the driver
+// over a HeadT(hidden, weight, shape).
+template <typename HeadT, typename T>
+grpo_status forward_entry(const T* hidden, const T* weight, const float* bias, const int32_t* targets, int64_t rows,
+                          int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options, float* logp,
+                          float* entropy, float* lse) {
+  return guarded([&] {
+    linear_logprob_checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
+    const Shape s = make_shape(rows, hidden_size, vocab, *options);
+    HeadT head(hidden, weight, s);
+    forward(head, bias, targets, s, *options, logp, entropy, lse);
+  });
+}
+
+template <typename HeadT, typename T>
+grpo_status backward_entry(const T* hidden, const T* weight, const float* bias, const int32_t* targets, int64_t rows,
+                           int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options,
+                           const float* grad_logp, const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                           float* grad_bias, int accumulate) {
+  return guarded([&] {
+    linear_logprob_checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
+                                    grad_entropy, grad_hidden, grad_weight, grad_bias);
+    const Shape s = make_shape(rows, hidden_size, vocab, *options);
+    HeadT head(hidden, weight, s);
+    backward(head, bias, targets, s, *options, {grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias},
+             accumulate != 0);
+  });
+}
 
 }  // namespace grpo::linear_logprob

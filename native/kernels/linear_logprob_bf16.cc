@@ -10,7 +10,6 @@
 #include "error.h"
 #include "gemm_bf16.h"
 #include "linear_logprob.h"
-#include "linear_logprob_checks.h"
 #include "simd.h"
 #include "thread_pool.h"
 
@@ -90,34 +89,20 @@ class Bf16Head final : public Head {
 
 }  // namespace grpo::linear_logprob
 
-namespace checks = grpo::linear_logprob_checks;
-namespace fused = grpo::linear_logprob;
-
 extern "C" grpo_status grpo_linear_logprob_forward_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
-                                                        const int32_t* targets, int64_t rows, int64_t hidden_size,
-                                                        int64_t vocab, const grpo_linear_logprob_options* options,
-                                                        float* logp, float* entropy, float* lse) {
-  return grpo::guarded([&] {
-    checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
-    const fused::Shape s = fused::make_shape(rows, hidden_size, vocab, *options);
-    fused::Bf16Head head(hidden, weight, s);
-    fused::forward(head, bias, targets, s, *options, logp, entropy, lse);
-  });
+                                        const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                        const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                        float* lse) {
+  return grpo::linear_logprob::forward_entry<grpo::linear_logprob::Bf16Head>(hidden, weight, bias, targets, rows, hidden_size,
+                                                                           vocab, options, logp, entropy, lse);
 }
 
-extern "C" grpo_status grpo_linear_logprob_backward_bf16(const uint16_t* hidden, const uint16_t* weight,
-                                                         const float* bias, const int32_t* targets, int64_t rows,
-                                                         int64_t hidden_size, int64_t vocab,
-                                                         const grpo_linear_logprob_options* options,
-                                                         const float* grad_logp, const float* grad_entropy,
-                                                         float* grad_hidden, float* grad_weight, float* grad_bias,
-                                                         int accumulate) {
-  return grpo::guarded([&] {
-    checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden,
-                     grad_weight, grad_bias);
-    const fused::Shape s = fused::make_shape(rows, hidden_size, vocab, *options);
-    fused::Bf16Head head(hidden, weight, s);
-    fused::backward(head, bias, targets, s, *options, {grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias},
-                    accumulate != 0);
-  });
+extern "C" grpo_status grpo_linear_logprob_backward_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                         const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                         const grpo_linear_logprob_options* options, const float* grad_logp,
+                                         const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                         float* grad_bias, int accumulate) {
+  return grpo::linear_logprob::backward_entry<grpo::linear_logprob::Bf16Head>(
+      hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden, grad_weight,
+      grad_bias, accumulate);
 }
