@@ -329,61 +329,66 @@ void run_backward(const HostInputs& in, const float* bias, const int32_t* target
   g_bias.download(grad_bias);
 }
 
+HostInputs host_inputs(const float* hidden, const float* weight) { return {hidden, weight, nullptr, nullptr}; }
+HostInputs host_inputs(const uint16_t* hidden, const uint16_t* weight) { return {nullptr, nullptr, hidden, weight}; }
+
+// The C ABI entry points for one storage type T of hidden and weight: the CPU's argument checks, then the run.
+template <typename T>
+grpo_status forward_entry(const T* hidden, const T* weight, const float* bias, const int32_t* targets, int64_t rows,
+                          int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options, float* logp,
+                          float* entropy, float* lse) {
+  return guarded([&] {
+    linear_logprob_checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
+    run_forward(host_inputs(hidden, weight), bias, targets, make_shape(rows, hidden_size, vocab, options), *options, logp,
+                entropy, lse);
+  });
+}
+
+template <typename T>
+grpo_status backward_entry(const T* hidden, const T* weight, const float* bias, const int32_t* targets, int64_t rows,
+                           int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options,
+                           const float* grad_logp, const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                           float* grad_bias, int accumulate) {
+  return guarded([&] {
+    linear_logprob_checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
+                                    grad_entropy, grad_hidden, grad_weight, grad_bias);
+    run_backward(host_inputs(hidden, weight), bias, targets, make_shape(rows, hidden_size, vocab, options), *options,
+                 grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias, accumulate != 0);
+  });
+}
+
 }  // namespace
 
 }  // namespace grpo::cuda
 
-namespace checks = grpo::linear_logprob_checks;
-
 extern "C" grpo_status grpo_linear_logprob_forward(const float* hidden, const float* weight, const float* bias,
-                                                   const int32_t* targets, int64_t rows, int64_t hidden_size,
-                                                   int64_t vocab, const grpo_linear_logprob_options* options,
-                                                   float* logp, float* entropy, float* lse) {
-  return grpo::guarded([&] {
-    checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
-    grpo::cuda::run_forward({hidden, weight, nullptr, nullptr}, bias, targets,
-                            grpo::cuda::make_shape(rows, hidden_size, vocab, options), *options, logp, entropy, lse);
-  });
-}
-
-extern "C" grpo_status grpo_linear_logprob_forward_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
-                                                        const int32_t* targets, int64_t rows, int64_t hidden_size,
-                                                        int64_t vocab, const grpo_linear_logprob_options* options,
-                                                        float* logp, float* entropy, float* lse) {
-  return grpo::guarded([&] {
-    checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
-    grpo::cuda::run_forward({nullptr, nullptr, hidden, weight}, bias, targets,
-                            grpo::cuda::make_shape(rows, hidden_size, vocab, options), *options, logp, entropy, lse);
-  });
+                                        const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                        const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                        float* lse) {
+  return grpo::cuda::forward_entry(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp, entropy, lse);
 }
 
 extern "C" grpo_status grpo_linear_logprob_backward(const float* hidden, const float* weight, const float* bias,
-                                                    const int32_t* targets, int64_t rows, int64_t hidden_size,
-                                                    int64_t vocab, const grpo_linear_logprob_options* options,
-                                                    const float* grad_logp, const float* grad_entropy,
-                                                    float* grad_hidden, float* grad_weight, float* grad_bias,
-                                                    int accumulate) {
-  return grpo::guarded([&] {
-    checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden,
-                     grad_weight, grad_bias);
-    grpo::cuda::run_backward({hidden, weight, nullptr, nullptr}, bias, targets,
-                             grpo::cuda::make_shape(rows, hidden_size, vocab, options), *options, grad_logp, grad_entropy,
-                             grad_hidden, grad_weight, grad_bias, accumulate != 0);
-  });
+                                         const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                         const grpo_linear_logprob_options* options, const float* grad_logp,
+                                         const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                         float* grad_bias, int accumulate) {
+  return grpo::cuda::backward_entry(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
+                                    grad_entropy, grad_hidden, grad_weight, grad_bias, accumulate);
 }
 
-extern "C" grpo_status grpo_linear_logprob_backward_bf16(const uint16_t* hidden, const uint16_t* weight,
-                                                         const float* bias, const int32_t* targets, int64_t rows,
-                                                         int64_t hidden_size, int64_t vocab,
-                                                         const grpo_linear_logprob_options* options,
-                                                         const float* grad_logp, const float* grad_entropy,
-                                                         float* grad_hidden, float* grad_weight, float* grad_bias,
-                                                         int accumulate) {
-  return grpo::guarded([&] {
-    checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden,
-                     grad_weight, grad_bias);
-    grpo::cuda::run_backward({nullptr, nullptr, hidden, weight}, bias, targets,
-                             grpo::cuda::make_shape(rows, hidden_size, vocab, options), *options, grad_logp, grad_entropy,
-                             grad_hidden, grad_weight, grad_bias, accumulate != 0);
-  });
+extern "C" grpo_status grpo_linear_logprob_forward_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                        const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                        const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                        float* lse) {
+  return grpo::cuda::forward_entry(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp, entropy, lse);
+}
+
+extern "C" grpo_status grpo_linear_logprob_backward_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                         const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                         const grpo_linear_logprob_options* options, const float* grad_logp,
+                                         const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                         float* grad_bias, int accumulate) {
+  return grpo::cuda::backward_entry(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
+                                    grad_entropy, grad_hidden, grad_weight, grad_bias, accumulate);
 }

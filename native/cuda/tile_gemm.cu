@@ -1,12 +1,13 @@
 // The float32 (3xTF32) GEMM; the bf16 one is tile_gemm_bf16.cu.
 // 64×64 output tile per block of 4 warps (2×2, each 32×32 = 2×2 WMMA m16n16k8 fragments), K in steps of 32
 // through shared memory (sm_75, without TF32 tensor cores, runs plain FMAs on the same tiles). Operands are
-// staged as [m][k] and [n][k] whatever their transposition, so one inner loop serves all four cases; the
-// global loads walk the contiguous dimension.
+// staged as [m][k] and [n][k] whatever their transposition (tile_gemm_stage.cuh), so one inner loop serves all
+// four cases.
 #include <mma.h>
 
 #include "device.cuh"
 #include "tile_gemm.cuh"
+#include "tile_gemm_stage.cuh"
 
 namespace grpo::cuda {
 
@@ -18,18 +19,7 @@ constexpr int kTileM = 64, kTileN = 64, kTileK = 32;
 constexpr int kPad = 4;  // keeps rows 16-byte aligned and spreads shared-memory banks
 constexpr int kGemmThreads = 128;
 
-struct Operands {
-  bool trans_a, trans_b;
-  int64_t M, N, K;
-  float alpha;
-  const float* A;
-  int64_t lda;
-  const float* B;
-  int64_t ldb;
-  float beta;
-  float* C;
-  int64_t ldc;
-};
+using Operands = gemm_tiles::Operands<float, float>;
 
 struct __align__(32) Tiles {
   float a[kTileM][kTileK + kPad];  // op(A)[m0 + i][k0 + k]
@@ -37,16 +27,7 @@ struct __align__(32) Tiles {
 };
 
 __device__ void stage(const Operands& g, int64_t m0, int64_t n0, int64_t k0, Tiles& t) {
-  for (int i = threadIdx.x; i < kTileM * kTileK; i += kGemmThreads) {
-    const int m = g.trans_a ? i % kTileM : i / kTileK, k = g.trans_a ? i / kTileM : i % kTileK;
-    const int64_t gm = m0 + m, gk = k0 + k;
-    t.a[m][k] = gm < g.M && gk < g.K ? (g.trans_a ? g.A[gk * g.lda + gm] : g.A[gm * g.lda + gk]) : 0.0f;
-  }
-  for (int i = threadIdx.x; i < kTileN * kTileK; i += kGemmThreads) {
-    const int n = g.trans_b ? i / kTileK : i % kTileN, k = g.trans_b ? i % kTileK : i / kTileN;
-    const int64_t gn = n0 + n, gk = k0 + k;
-    t.b[n][k] = gn < g.N && gk < g.K ? (g.trans_b ? g.B[gn * g.ldb + gk] : g.B[gk * g.ldb + gn]) : 0.0f;
-  }
+  gemm_tiles::stage<kTileM, kTileN, kTileK, kGemmThreads>(g, m0, n0, k0, t.a, t.b);
 }
 
 using Output = float[kTileM][kTileN + kPad];
@@ -127,13 +108,8 @@ __global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Operands g) {
   const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kTileM, n0 = static_cast<int64_t>(blockIdx.x) * kTileN;
   accumulate(g, m0, n0, tiles, out);
   __syncthreads();
-  for (int e = threadIdx.x; e < kTileM * kTileN; e += kGemmThreads) {
-    const int64_t m = m0 + e / kTileN, n = n0 + e % kTileN;
-    if (m >= g.M || n >= g.N) continue;
-    float* c = g.C + m * g.ldc + n;
-    const float product = g.alpha * out[e / kTileN][e % kTileN];
-    *c = g.beta == 0.0f ? product : product + g.beta * *c;
-  }
+  for (int e = threadIdx.x; e < kTileM * kTileN; e += kGemmThreads)
+    gemm_tiles::write_c(g, m0 + e / kTileN, n0 + e % kTileN, out[e / kTileN][e % kTileN]);
 }
 
 }  // namespace
@@ -143,8 +119,7 @@ void tile_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, floa
   if (precision == GemmPrecision::kBf16)
     return tile_gemm_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   if (M == 0 || N == 0) return;
-  const dim3 grid(static_cast<unsigned>((N + kTileN - 1) / kTileN), static_cast<unsigned>((M + kTileM - 1) / kTileM));
-  if (grid.y > 65535) fail(GRPO_ERR_SHAPE, "tile_gemm: M = %lld needs more than 65535 row tiles", static_cast<long long>(M));
+  const dim3 grid = gemm_tiles::grid_for(M, N, kTileM, kTileN, "tile_gemm");
   gemm_kernel<<<grid, kGemmThreads>>>({trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc});
   check(cudaGetLastError(), "tile_gemm launch");
 }

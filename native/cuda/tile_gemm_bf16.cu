@@ -1,12 +1,13 @@
 // tile_gemm_bf16 (tile_gemm.cuh): 128×128 output tile per block of 8 warps (4×2, each 32×64 = 2×4 WMMA
-// m16n16k16 bf16 fragments with float32 accumulators), K in steps of 32 through shared memory. Operands are
-// converted to bf16 while staged as [m][k] and [n][k] whatever their type and transposition, so one inner
-// loop serves every case; the global loads walk the contiguous dimension. sm_75 (no bf16 tensor cores) runs
-// float FMAs over the same staged bf16 tiles.
+// m16n16k16 bf16 fragments with float32 accumulators), K in steps of 32 through shared memory, two blocks per
+// SM. Operands are converted to bf16 while staged as [m][k] and [n][k] whatever their type and transposition
+// (tile_gemm_stage.cuh), so one inner loop serves every case. sm_75 (no bf16 tensor cores) runs float FMAs
+// over the same staged bf16 tiles.
 #include <mma.h>
 
 #include "device.cuh"
 #include "tile_gemm.cuh"
+#include "tile_gemm_stage.cuh"
 
 namespace grpo::cuda {
 
@@ -20,47 +21,16 @@ constexpr int kPad = 8;  // rows stay 16-byte aligned (WMMA ldm: a multiple of 8
 constexpr int kGemmThreads = 256;
 
 template <typename TA, typename TB>
-struct Operands {
-  bool trans_a, trans_b;
-  int64_t M, N, K;
-  float alpha;
-  const TA* A;
-  int64_t lda;
-  const TB* B;
-  int64_t ldb;
-  float beta;
-  float* C;
-  int64_t ldc;
-};
+using Operands = gemm_tiles::Operands<TA, TB>;
 
 struct __align__(32) Tiles {
   bf16 a[kTileM][kTileK + kPad];  // op(A)[m0 + i][k0 + k]
   bf16 b[kTileN][kTileK + kPad];  // op(B)[k0 + k][n0 + j], stored [j][k] (column-major B)
 };
 
-__device__ inline bf16 to_bf16(float x) { return __float2bfloat16_rn(x); }
-__device__ inline bf16 to_bf16(bf16 x) { return x; }
-
 template <typename TA, typename TB>
 __device__ void stage(const Operands<TA, TB>& g, int64_t m0, int64_t n0, int64_t k0, Tiles& t) {
-  const bf16 zero = __float2bfloat16_rn(0.0f);
-  for (int i = threadIdx.x; i < kTileM * kTileK; i += kGemmThreads) {
-    const int m = g.trans_a ? i % kTileM : i / kTileK, k = g.trans_a ? i / kTileM : i % kTileK;
-    const int64_t gm = m0 + m, gk = k0 + k;
-    t.a[m][k] = gm < g.M && gk < g.K ? to_bf16(g.trans_a ? g.A[gk * g.lda + gm] : g.A[gm * g.lda + gk]) : zero;
-  }
-  for (int i = threadIdx.x; i < kTileN * kTileK; i += kGemmThreads) {
-    const int n = g.trans_b ? i / kTileK : i % kTileN, k = g.trans_b ? i % kTileK : i / kTileN;
-    const int64_t gn = n0 + n, gk = k0 + k;
-    t.b[n][k] = gn < g.N && gk < g.K ? to_bf16(g.trans_b ? g.B[gn * g.ldb + gk] : g.B[gk * g.ldb + gn]) : zero;
-  }
-}
-
-template <typename TA, typename TB>
-__device__ void write(const Operands<TA, TB>& g, int64_t m, int64_t n, float product) {
-  if (m >= g.M || n >= g.N) return;
-  float* c = g.C + m * g.ldc + n;
-  *c = g.beta == 0.0f ? g.alpha * product : g.alpha * product + g.beta * *c;
+  gemm_tiles::stage<kTileM, kTileN, kTileK, kGemmThreads>(g, m0, n0, k0, t.a, t.b);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
@@ -82,7 +52,7 @@ __device__ void multiply_block(const Operands<TA, TB>& g, int64_t m0, int64_t n0
   }
   for (int e = 0; e < kPerThread; ++e) {
     const int i = (threadIdx.x + e * kGemmThreads) / kTileN, j = (threadIdx.x + e * kGemmThreads) % kTileN;
-    write(g, m0 + i, n0 + j, acc[e]);
+    gemm_tiles::write_c(g, m0 + i, n0 + j, acc[e]);
   }
 }
 #else
@@ -127,7 +97,7 @@ __device__ void multiply_block(const Operands<TA, TB>& g, int64_t m0, int64_t n0
       wmma::store_matrix_sync(&scratch[warp][0][0], acc[i][j], 16 + 4, wmma::mem_row_major);
       __syncwarp();
       for (int e = lane; e < 256; e += 32)
-        write(g, m0 + wm + 16 * i + e / 16, n0 + wn + 16 * j + e % 16, scratch[warp][e / 16][e % 16]);
+        gemm_tiles::write_c(g, m0 + wm + 16 * i + e / 16, n0 + wn + 16 * j + e % 16, scratch[warp][e / 16][e % 16]);
       __syncwarp();
     }
 }
@@ -145,8 +115,7 @@ template <typename TA, typename TB>
 void tile_gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const TA* A, int64_t lda,
                     const TB* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  const dim3 grid(static_cast<unsigned>((N + kTileN - 1) / kTileN), static_cast<unsigned>((M + kTileM - 1) / kTileM));
-  if (grid.y > 65535) fail(GRPO_ERR_SHAPE, "tile_gemm_bf16: M = %lld needs more than 65535 row tiles", static_cast<long long>(M));
+  const dim3 grid = gemm_tiles::grid_for(M, N, kTileM, kTileN, "tile_gemm_bf16");
   gemm_kernel<TA, TB><<<grid, kGemmThreads>>>({trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc});
   check(cudaGetLastError(), "tile_gemm_bf16 launch");
 }
