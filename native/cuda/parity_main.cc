@@ -17,6 +17,7 @@
 #include "grpo/loss.h"
 #include "grpo/sampling.h"
 #include "grpo_cuda.h"
+#include "model/model_parity.h"
 
 extern "C" {
 decltype(grpo_logprob_forward) grpo_cuda_logprob_forward;
@@ -433,8 +434,10 @@ int main() {
   advantage_parity();
   sampling_parities();
   loss_parities();
+  grpo::cuda::model_parities();
   const int failed = grpo::test::report("grpo_cuda_parity");
   timings();
   bf16_timings();
+  grpo::cuda::model_timings();
   return failed;
 }
