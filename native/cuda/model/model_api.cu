@@ -1,13 +1,14 @@
-// The C ABI of the built-in model (grpo/model.h) on the GPU: the argument checks of native/model/model_api.cc,
-// then the device model. Host copies happen only here (tensors, optimizer state) and in score / logits /
-// generate (tokens in, results out).
-#include <cmath>
+// The C ABI of the built-in model (grpo/model.h) on the GPU: the argument checks shared with the CPU model
+// (model_api_checks.h), then the device model. Host copies happen only here (tensors, optimizer state) and in
+// score / logits / generate (tokens in, results out).
+#include <algorithm>
 #include <vector>
 
 #include "config.h"
 #include "grpo/model.h"
 #include "linear.cuh"
 #include "model.cuh"
+#include "model_api_checks.h"
 #include "pack.h"
 
 struct grpo_model {
@@ -16,21 +17,11 @@ struct grpo_model {
 
 namespace {
 
-using grpo::fail;
-
-void need(const void* pointer, const char* name) {
-  if (!pointer) fail(GRPO_ERR_INVALID_ARGUMENT, "%s must not be NULL", name);
-}
+using grpo::model::need;
 
 const grpo::model::TensorSlot& slot_of(const grpo_model* model, const char* name, int64_t numel) {
   need(model, "model");
-  need(name, "name");
-  const grpo::model::TensorSlot* slot = model->impl.layout.find(name);
-  if (!slot) fail(GRPO_ERR_INVALID_ARGUMENT, "the model has no tensor named \"%s\"", name);
-  if (slot->size() != numel)
-    fail(GRPO_ERR_SHAPE, "tensor \"%s\" has %lld elements, got a buffer of %lld", name, static_cast<long long>(slot->size()),
-         static_cast<long long>(numel));
-  return *slot;
+  return grpo::model::slot_of(model->impl.layout, name, numel);
 }
 
 void copy(void* dst, const void* src, int64_t floats, cudaMemcpyKind kind) {
@@ -81,14 +72,7 @@ int64_t grpo_model_num_tensors(const grpo_model* model) {
 grpo_status grpo_model_tensor_info(const grpo_model* model, int64_t index, const char** name, int64_t* ndim, int64_t shape[2]) {
   return grpo::guarded([&] {
     need(model, "model");
-    const auto& slots = model->impl.layout.slots;
-    if (index < 0 || index >= static_cast<int64_t>(slots.size()))
-      fail(GRPO_ERR_INDEX_RANGE, "tensor index %lld is outside [0, %zu)", static_cast<long long>(index), slots.size());
-    const auto& s = slots[index];
-    *name = s.name.c_str();
-    *ndim = s.cols == 1 && !s.matrix ? 1 : 2;
-    shape[0] = s.rows;
-    shape[1] = s.cols;
+    grpo::model::tensor_info(model->impl.layout, index, name, ndim, shape);
   });
 }
 
@@ -103,9 +87,7 @@ grpo_status grpo_model_get_tensor(const grpo_model* model, const char* name, flo
 grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const float* values, int64_t numel) {
   return grpo::guarded([&] {
     const auto& slot = slot_of(model, name, numel);
-    need(values, "values");
-    for (int64_t i = 0; i < numel; ++i)
-      if (!std::isfinite(values[i])) fail(GRPO_ERR_NON_FINITE, "tensor \"%s\" element %lld is not finite", name, static_cast<long long>(i));
+    grpo::model::check_tensor_values(name, values, numel);
     copy(model->impl.params.get() + slot.offset, values, numel, cudaMemcpyHostToDevice);
   });
 }
@@ -122,9 +104,7 @@ grpo_status grpo_model_score(grpo_model* model, const int32_t* tokens, const int
                              const int32_t* targets, const grpo_score_options* options, int32_t train, float* logp,
                              float* entropy) {
   return grpo::guarded([&] {
-    for (const void* p : {static_cast<const void*>(model), static_cast<const void*>(tokens), static_cast<const void*>(seq_offsets),
-                          static_cast<const void*>(targets), static_cast<const void*>(options), static_cast<const void*>(logp)})
-      need(p, "model, tokens, seq_offsets, targets, options and logp");
+    grpo::model::check_score_args(model, tokens, seq_offsets, targets, options, logp);
     auto& m = model->impl;
     const auto tl = grpo::model::pack_sequences(m.config, tokens, seq_offsets, nseq);
     grpo::cuda::model::score(m, tokens, tl, targets, *options, train != 0, logp, entropy);
@@ -194,9 +174,7 @@ grpo_status grpo_model_get_optimizer(const grpo_model* model, float* m, float* v
 grpo_status grpo_model_set_optimizer(grpo_model* model, const float* m, const float* v, int64_t step) {
   return grpo::guarded([&] {
     need(model, "model");
-    need(m, "m");
-    need(v, "v");
-    if (step < 0) fail(GRPO_ERR_VALUE_RANGE, "step must be >= 0 (got %lld)", static_cast<long long>(step));
+    grpo::model::check_set_optimizer(m, v, step);
     auto& impl = model->impl;
     impl.adam_m.upload(m, impl.layout.total);
     impl.adam_v.upload(v, impl.layout.total);
@@ -208,15 +186,9 @@ grpo_status grpo_model_generate(grpo_model* model, const int32_t* prompts, const
                                 const grpo_generate_options* options, int32_t* out_tokens, float* out_logp,
                                 int64_t* out_lengths, uint8_t* truncated) {
   return grpo::guarded([&] {
-    for (const void* p : {static_cast<const void*>(model), static_cast<const void*>(prompts), static_cast<const void*>(prompt_offsets),
-                          static_cast<const void*>(options), static_cast<const void*>(out_tokens), static_cast<const void*>(out_logp),
-                          static_cast<const void*>(out_lengths), static_cast<const void*>(truncated)})
-      need(p, "model, prompts, prompt_offsets, options and the outputs");
-    const auto& o = *options;
-    if (o.max_new_tokens < 0) fail(GRPO_ERR_VALUE_RANGE, "max_new_tokens must be >= 0 (got %lld)", static_cast<long long>(o.max_new_tokens));
-    need(o.sampling, "options->sampling (the sampler's parameters are checked on the first step)");
-    if (o.num_stop_tokens > 0) need(o.stop_tokens, "stop_tokens");
-    grpo::cuda::model::generate(model->impl, prompts, prompt_offsets, nseq, o, out_tokens, out_logp, out_lengths, truncated);
+    grpo::model::check_generate_args(model, prompts, prompt_offsets, options, out_tokens, out_logp, out_lengths, truncated);
+    grpo::cuda::model::generate(model->impl, prompts, prompt_offsets, nseq, *options, out_tokens, out_logp, out_lengths,
+                                truncated);
   });
 }
 
