@@ -43,11 +43,7 @@ __device__ void multiply_block(const Operands<TA, TB>& g, int64_t m0, int64_t n0
   for (int64_t k0 = 0; k0 < g.K; k0 += kTileK) {
     stage(g, m0, n0, k0, tiles);
     __syncthreads();
-    for (int e = 0; e < kPerThread; ++e) {
-      const int i = (threadIdx.x + e * kGemmThreads) / kTileN, j = (threadIdx.x + e * kGemmThreads) % kTileN;
-      for (int k = 0; k < kTileK; ++k)
-        acc[e] = fmaf(__bfloat162float(tiles.a[i][k]), __bfloat162float(tiles.b[j][k]), acc[e]);
-    }
+    gemm_tiles::fma_tile<kTileN, kTileK, kGemmThreads>(tiles.a, tiles.b, acc);
     __syncthreads();
   }
   for (int e = 0; e < kPerThread; ++e) {

@@ -57,6 +57,19 @@ __device__ void stage(const Operands<TA, TB>& g, int64_t m0, int64_t n0, int64_t
   }
 }
 
+__device__ inline float as_float(float x) { return x; }
+__device__ inline float as_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+// The FMA path of architectures without the tensor-core type (sm_75): acc[e] += Σ_k a[i][k] · b[j][k] over one
+// staged tile, for the outputs (i, j) = ((threadIdx.x + e · kThreads) / kTileN, … % kTileN) of this thread.
+template <int kTileN, int kTileK, int kThreads, int kPerThread, typename S, int kLd>
+__device__ void fma_tile(const S (*a)[kLd], const S (*b)[kLd], float (&acc)[kPerThread]) {
+  for (int e = 0; e < kPerThread; ++e) {
+    const int i = (threadIdx.x + e * kThreads) / kTileN, j = (threadIdx.x + e * kThreads) % kTileN;
+    for (int k = 0; k < kTileK; ++k) acc[e] = fmaf(as_float(a[i][k]), as_float(b[j][k]), acc[e]);
+  }
+}
+
 // C[m, n] = alpha · product + beta · C[m, n] (beta = 0 ignores C) inside the matrix.
 template <typename TA, typename TB>
 __device__ void write_c(const Operands<TA, TB>& g, int64_t m, int64_t n, float product) {
