@@ -26,21 +26,33 @@ __device__ float dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
+// The keys of this block's (query token t = blockIdx.x, head h = blockIdx.y): its q row goes to shared qs,
+// the shared accumulator acc is zeroed.
+struct Query {
+  int64_t t, h, keys;
+  const float *k, *v;  // key / value row 0 of t's kv head
+};
+
+__device__ Query load_query(const Args& a, float* qs, float* acc) {
+  const int64_t hd = a.s.head_dim, t = blockIdx.x, h = blockIdx.y, g = h / a.group;
+  const int64_t first = a.map.key_begin[t] * a.kv_ld + g * hd;
+  for (int64_t e = threadIdx.x; e < hd; e += blockDim.x) {
+    qs[e] = a.q[t * a.q_ld + h * hd + e];
+    acc[e] = 0.0f;
+  }
+  __syncthreads();
+  return {t, h, a.map.positions[t] + 1, a.k + first, a.v + first};
+}
+
 // Dynamic shared memory: q [head_dim], acc [head_dim], chunk [kAttnThreads].
 __global__ void __launch_bounds__(kAttnThreads) forward_kernel(Args a) {
   extern __shared__ float shared[];
   __shared__ float scratch[kMaxWarps];
   const int64_t hd = a.s.head_dim;
   float *qs = shared, *acc = shared + hd, *chunk = shared + 2 * hd;
-  const int64_t t = blockIdx.x, h = blockIdx.y, g = h / a.group;
-  const int64_t keys = a.map.positions[t] + 1;
-  const float* k = a.k + a.map.key_begin[t] * a.kv_ld + g * hd;
-  const float* v = a.v + a.map.key_begin[t] * a.kv_ld + g * hd;
-  for (int64_t e = threadIdx.x; e < hd; e += blockDim.x) {
-    qs[e] = a.q[t * a.q_ld + h * hd + e];
-    acc[e] = 0.0f;
-  }
-  __syncthreads();
+  const Query qr = load_query(a, qs, acc);
+  const int64_t t = qr.t, h = qr.h, keys = qr.keys;
+  const float *k = qr.k, *v = qr.v;
   float max = -INFINITY, sum = 0.0f;
   for (int64_t j0 = 0; j0 < keys; j0 += kAttnThreads) {
     const int64_t j = j0 + threadIdx.x;
@@ -73,7 +85,7 @@ __global__ void delta_kernel(Args a) {
   }
 }
 
-// P and dS = P ⊙ (dO·v − delta) of query t, head h at key row `key` (relative to t's key_begin).
+// P and dS = P ⊙ (dO·v − delta) of query t (row q), head h, at the key row k and value row v.
 struct Grad {
   float p, ds;
 };
@@ -91,15 +103,9 @@ __global__ void __launch_bounds__(kAttnThreads) dq_kernel(Args a) {
   extern __shared__ float shared[];
   const int64_t hd = a.s.head_dim;
   float *qs = shared, *acc = shared + hd, *ds = shared + 2 * hd;
-  const int64_t t = blockIdx.x, h = blockIdx.y, g = h / a.group;
-  const int64_t keys = a.map.positions[t] + 1;
-  const float* k = a.k + a.map.key_begin[t] * a.kv_ld + g * hd;
-  const float* v = a.v + a.map.key_begin[t] * a.kv_ld + g * hd;
-  for (int64_t e = threadIdx.x; e < hd; e += blockDim.x) {
-    qs[e] = a.q[t * a.q_ld + h * hd + e];
-    acc[e] = 0.0f;
-  }
-  __syncthreads();
+  const Query qr = load_query(a, qs, acc);
+  const int64_t t = qr.t, h = qr.h, keys = qr.keys;
+  const float *k = qr.k, *v = qr.v;
   for (int64_t j0 = 0; j0 < keys; j0 += kAttnThreads) {
     const int64_t j = j0 + threadIdx.x;
     ds[threadIdx.x] = j < keys ? grad_at(a, t, h, qs, k + j * a.kv_ld, v + j * a.kv_ld).ds : 0.0f;
