@@ -2,6 +2,7 @@
 // the kernel functions. Loading never throws: without the addon, a driver or a device, loadCuda() says
 // why and the CPU path keeps working. Order: GRPO_NATIVE_CUDA_ADDON (explicit path) → build-cuda/cuda,
 // build-cuda/Release, build/cuda (local builds) → the optional package grpo-native-linux-x64-cuda13.
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -91,11 +92,28 @@ function firstLine(cause: unknown): string {
   return cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
 }
 
+/**
+ * Loads and probes the addon in a child process first: a GPU binary that does not fit this machine's driver can
+ * crash the process that loads it, and this process must survive to report why. Undefined when the child was fine.
+ */
+function testLoadFailure(path: string): string | undefined {
+  const probe = `require(${JSON.stringify(path)}).cudaProbe?.()`;
+  const child = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8', timeout: 60_000 });
+  if (child.error) return `test load failed (${child.error.message})`;
+  if (child.signal) return `crashed in a test load in a child process (${child.signal})`;
+  return undefined; // a load error exits with a status, and require() below reports it with its message
+}
+
 function load(): CudaLoad {
   const tried: string[] = [];
   for (const path of candidatePaths(tried)) {
     if (!existsSync(path)) {
       tried.push(`${path}: not found`);
+      continue;
+    }
+    const crash = testLoadFailure(path);
+    if (crash) {
+      tried.push(`${path}: ${crash}`);
       continue;
     }
     let binding: CudaBinding;

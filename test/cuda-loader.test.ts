@@ -55,6 +55,14 @@ describe('loadCuda without a usable CUDA addon', () => {
     expect(binding).toBeNull();
     expect(reason).toBe(`no CUDA addon (${notAnAddon}: not a grpo-native CUDA addon (no cudaProbe))`);
   });
+
+  it('test-loads in a child process first, so an addon that crashes its loader is reported, not loaded', async () => {
+    const crashing = new URL('./fixtures/cuda/crashing-addon.cjs', import.meta.url).pathname;
+    const { cuda } = await withAddonPath(crashing);
+    const { binding, reason } = cuda.loadCuda();
+    expect(binding).toBeNull();
+    expect(reason).toBe(`no CUDA addon (${crashing}: crashed in a test load in a child process (SIGSEGV))`);
+  });
 });
 
 describe('the CUDA addon of npm run build:cuda (build-cuda/cuda)', () => {
