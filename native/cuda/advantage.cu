@@ -58,20 +58,20 @@ __device__ Stat group_stat(const float* rewards, const GroupView& v, int64_t g, 
   double squares = 0.0;
   for (int64_t j = 0; j < v.members(g); ++j) {
     const double x = reward_value(rewards[v.index(g, j)], nan_policy);
-    if (!isnan(x)) squares += (x - mean) * (x - mean);
+    if (!isnan(x)) squares += __dmul_rn(x - mean, x - mean);  // unfused, as the CPU's baseline x86-64 build
   }
   return {mean, valid >= 2 ? sqrt(squares / (valid - 1)) : CUDART_NAN, valid};
 }
 
-__device__ double advantage(double x, const Stat& group, double scale_std, const grpo_advantage_options& o) {
+// `inverse` = 1 / (std + eps), or 1 without scaling: a multiply by the reciprocal, as the CPU does.
+__device__ double advantage(double x, const Stat& group, double inverse, const grpo_advantage_options& o) {
   if (isnan(x)) return 0.0;
   if (group.valid < 2) {
     if (o.singleton == GRPO_ADV_SINGLETON_ZERO) return 0.0;
     if (o.singleton == GRPO_ADV_SINGLETON_NAN) return CUDART_NAN;
     return o.scale == GRPO_ADV_SCALE_NONE ? x : x / (1.0 + o.std_epsilon);
   }
-  double a = x - group.mean;
-  if (o.scale != GRPO_ADV_SCALE_NONE) a /= scale_std + o.std_epsilon;
+  const double a = (x - group.mean) * inverse;
   return isfinite(a) ? a : 0.0;
 }
 
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(kBatchThreads) batch_kernel(const float* rewar
   double squares = 0.0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
     const double x = reward_value(rewards[i], nan_policy);
-    if (!isnan(x)) squares += (x - mean) * (x - mean);
+    if (!isnan(x)) squares += __dmul_rn(x - mean, x - mean);
   }
   squares = block_reduce(squares, Sum{}, scratch);
   if (threadIdx.x == 0)
@@ -108,17 +108,19 @@ __global__ void group_kernel(const float* rewards, GroupView v, grpo_advantage_o
     const Stat group = group_stat(rewards, v, g, o.nan_rewards);
     const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch->std : group.std;
     if (fabs(scale_std) <= 1e-8) atomicAdd(&counters->zero_std, static_cast<unsigned long long>(v.members(g)));
+    const double inverse = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon);
     double first = CUDART_NAN;
     bool equal = true, zero = true;
     for (int64_t j = 0; j < v.members(g); ++j) {
       const int64_t i = v.index(g, j);
       const double x = reward_value(rewards[i], o.nan_rewards);
-      out[i] = static_cast<float>(advantage(x, group, scale_std, o));
+      out[i] = static_cast<float>(advantage(x, group, inverse, o));
       if (isnan(x)) continue;
       if (isnan(first)) first = x;
       equal = equal && x == first;
       zero = zero && x == 0.0;
     }
+    if (v.layout != Layout::kRankCells) continue;  // the cell fractions are rank-wise only (0 otherwise, as the CPU)
     if (equal) atomicAdd(&counters->cells_equal, 1ull);
     if (zero) atomicAdd(&counters->cells_zero, 1ull);
   }

@@ -3,9 +3,11 @@
 // more in the backward, which writes the gradient (in place when grad_logits aliases logits).
 // Sums are per-thread partials combined in a fixed tree: deterministic, but not the CPU's 16-lane order,
 // so logp and entropy agree with the CPU to float rounding (|Δ| ~ 1e-6 relative), not bitwise.
+#include <cmath>
+
 #include "device.cuh"
 #include "grpo/logprob.h"
-#include "host_checks.h"
+#include "linear_logprob_checks.h"
 #include "row_math.cuh"
 
 namespace grpo::cuda {
@@ -80,6 +82,7 @@ struct Flags {
   }
 };
 
+// The CPU's checks (native/kernels/logprob.cc), shared through linear_logprob_checks.h where they coincide.
 void check_common(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                   const grpo_logprob_options* options) {
   if (!options) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
@@ -87,8 +90,15 @@ void check_common(const float* logits, const int32_t* targets, int64_t rows, int
     fail(GRPO_ERR_SHAPE, "rows must be >= 0 and vocab >= 1 (got rows=%lld, vocab=%lld)", static_cast<long long>(rows),
          static_cast<long long>(vocab));
   if (rows > 0 && (!logits || !targets)) fail(GRPO_ERR_INVALID_ARGUMENT, "logits and targets must not be NULL");
-  check_temperature(options->temperature);
-  check_targets(targets, rows, vocab, options->ignore_index);
+  linear_logprob_checks::temperature(options->temperature);
+  linear_logprob_checks::targets(targets, rows, vocab, options->ignore_index);
+}
+
+// The CPU backward's status and message for a non-finite upstream gradient (any row, ignored ones too).
+void check_upstream(const float* grad_logp, const float* grad_entropy, int64_t rows) {
+  for (int64_t t = 0; t < rows; ++t)
+    if (!std::isfinite(grad_logp[t]) || (grad_entropy && !std::isfinite(grad_entropy[t])))
+      fail(GRPO_ERR_NON_FINITE, "upstream gradient at row %lld is not finite", static_cast<long long>(t));
 }
 
 int row_blocks(int64_t rows) { return static_cast<int>(rows < 65535 ? (rows > 0 ? rows : 1) : 65535); }
@@ -127,8 +137,7 @@ extern "C" grpo_status grpo_logprob_backward(const float* logits, const int32_t*
     check_common(logits, targets, rows, vocab, options);
     if (rows > 0 && (!grad_logp || !grad_logits))
       grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
-    check_finite(grad_logp, rows, "grad_logp");
-    check_finite(grad_entropy, grad_entropy ? rows : 0, "grad_entropy");
+    check_upstream(grad_logp, grad_entropy, rows);
     if (rows == 0) return;
     DeviceBuffer<float> d_logits(logits, rows * vocab), d_grad_logp(grad_logp, rows);
     DeviceBuffer<float> d_grad_entropy(grad_entropy, rows);

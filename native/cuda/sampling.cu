@@ -136,6 +136,8 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(Args a) {
   float* y = a.y + blockIdx.x * a.vocab;
   float* w = a.w + blockIdx.x * a.vocab;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    // The previous row is done with y (thread 0 reads y[token] after the draw's last barrier).
+    __syncthreads();
     const DeviceRow p = a.params[row];
     const uint32_t* allow = a.allow ? a.allow + row * ((a.vocab + 31) / 32) : nullptr;
     RowMax m = load_row(a.logits + row * a.vocab, a.vocab, allow, y, s);

@@ -22,16 +22,21 @@ void all_finite(const T* values, int64_t n, const char* name) {
     if (!finite(values[i])) fail(GRPO_ERR_NON_FINITE, "%s[%lld] is not finite", name, static_cast<long long>(i));
 }
 
+// Also the CUDA grpo_logprob_* entry points' temperature check (native/cuda/logprob.cu).
+inline void temperature(float t) {
+  if (!(t > 0.0f) || !std::isfinite(t)) fail(GRPO_ERR_VALUE_RANGE, "temperature must be finite and > 0 (got %g)", t);
+}
+
 inline void options_and_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_logprob_options* o) {
   if (!o) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
   if (rows < 0 || hidden < 1 || vocab < 1)
     fail(GRPO_ERR_SHAPE, "need rows >= 0, hidden_size >= 1, vocab >= 1 (got %lld, %lld, %lld)", static_cast<long long>(rows),
          static_cast<long long>(hidden), static_cast<long long>(vocab));
-  if (!(o->temperature > 0.0f) || !std::isfinite(o->temperature))
-    fail(GRPO_ERR_VALUE_RANGE, "temperature must be finite and > 0 (got %g)", o->temperature);
+  temperature(o->temperature);
   if (o->chunk_rows < 0 || o->chunk_vocab < 0) fail(GRPO_ERR_VALUE_RANGE, "chunk sizes must be >= 0");
 }
 
+// Also the CUDA grpo_logprob_* entry points' target check (native/cuda/logprob.cu).
 inline void targets(const int32_t* targets, int64_t rows, int64_t vocab, int32_t ignore_index) {
   for (int64_t t = 0; t < rows; ++t)
     if (targets[t] != ignore_index && (targets[t] < 0 || targets[t] >= vocab))
