@@ -16,6 +16,10 @@ struct History {
 
 bool uses_penalties(const grpo_sampling_params& p);
 
+// The sampler's parameters of decoding step `step`: `base` with its step and, when `history` is not empty, the
+// rows' histories (pointers into `history`, which must outlive the result).
+grpo_sampling_params step_params(const grpo_sampling_params& base, int64_t step, const History& history);
+
 // logits [nseq, vocab] (rows of finished sequences are drawn too and ignored) → tokens, logp [nseq].
 // logp is the sampler's logp_raw, or log-softmax(logits) at the token for greedy rows.
 void sample_step(const float* logits, int64_t nseq, int64_t vocab, const grpo_sampling_params& base, int64_t step,

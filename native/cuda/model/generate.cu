@@ -9,6 +9,7 @@
 #include "linear.cuh"
 #include "model.cuh"
 #include "pack.h"
+#include "sample.h"
 #include "sampling_device.cuh"
 
 namespace grpo::cuda::model {
@@ -62,10 +63,7 @@ void logits_of(Model& m, const std::vector<int64_t>& pick, const std::vector<int
 // sample.cc's sample_step on device logits: the sampler's logp_raw, or log-softmax at the argmax for greedy rows.
 void sample_step(StepBuffers& b, int64_t nseq, int64_t vocab, const grpo_sampling_params& base, int64_t step,
                  const grpo::model::History& history, int32_t* tokens, float* logp) {
-  grpo_sampling_params p = base;
-  p.step = static_cast<uint64_t>(step);
-  p.history = history.offsets.empty() ? nullptr : history.ids.data();
-  p.history_offsets = history.offsets.empty() ? nullptr : history.offsets.data();
+  const grpo_sampling_params p = grpo::model::step_params(base, step, history);
   try {
     sampling::sample_device(b.logits.get(), nseq, vocab, p, tokens, logp);
   } catch (const Error& e) {
