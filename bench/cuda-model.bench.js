@@ -4,26 +4,10 @@
 // float32 weight once per step). Before timing, GPU log-probs are checked against the CPU model with the same
 // weights. Prints "no GPU" and exits 0 without a usable device. Run: npx tsc -p tsconfig.json && node bench/cuda-model.bench.js
 import { BuiltinPolicy, loadCuda, sftLoss } from '../dist/index.js';
+import { batchOf, QWEN05B } from './model-shapes.js';
 import { fixed } from './timing.js';
 
 const H200 = Object.freeze({ hbmGBs: 4800, bf16Tflops: 989, tf32Tflops: 494 });
-const QWEN05B = {
-  vocabSize: 151936, hiddenSize: 896, intermediateSize: 4864, numLayers: 24, numHeads: 14, numKvHeads: 2, headDim: 64,
-  maxPositions: 32768, rmsNormEps: 1e-6, ropeTheta: 1000000, tieEmbeddings: true, attentionBias: true, architecture: 'Qwen2ForCausalLM',
-};
-
-function tokens(n, vocab, seed) {
-  let s = seed >>> 0;
-  return Int32Array.from({ length: n }, () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) % vocab));
-}
-
-function batchOf(rows, promptLen, completionLen, seed) {
-  return {
-    prompts: Array.from({ length: rows }, (_, i) => tokens(promptLen, QWEN05B.vocabSize, seed + i)),
-    completions: Array.from({ length: rows }, (_, i) => tokens(completionLen, QWEN05B.vocabSize, seed + 1000 + i)),
-  };
-}
-
 async function medianSeconds(fn, repeats) {
   await fn(); // warm-up: allocations, module load
   const times = [];
@@ -38,7 +22,7 @@ async function medianSeconds(fn, repeats) {
 /** Max |Δlogp| between the CPU and GPU models (same seed, so the same weights) on 2 × 48 tokens. */
 async function checkAgainstCpu(gpuPolicy) {
   const cpuPolicy = await BuiltinPolicy.createAsync(QWEN05B, { seed: 1, device: 'cpu' });
-  const batch = batchOf(2, 16, 32, 3);
+  const batch = batchOf(QWEN05B, 2, 16, 32, 3);
   const [want, got] = [await cpuPolicy.score(batch), await gpuPolicy.score(batch)];
   cpuPolicy.dispose();
   let worst = 0;
@@ -57,12 +41,12 @@ const policy = await BuiltinPolicy.createAsync(QWEN05B, { seed: 1, device: 'cuda
 const params = policy.parameterCount();
 const worst = await checkAgainstCpu(policy);
 const trainRows = 16, promptLen = 64, completionLen = 448;
-const train = batchOf(trainRows, promptLen, completionLen, 11);
+const train = batchOf(QWEN05B, trainRows, promptLen, completionLen, 11);
 const trainS = await medianSeconds(() => policy.step(train, sftLoss()), 3);
 const trainTokens = trainRows * (promptLen + completionLen);
 const trainTflops = (6 * params * trainTokens) / trainS / 1e12; // 6·N per token (attention excluded)
 const genRows = 64, newTokens = 128;
-const prompts = batchOf(genRows, 32, 0, 21).prompts;
+const prompts = batchOf(QWEN05B, genRows, 32, 0, 21).prompts;
 const genS = await medianSeconds(() => policy.generate(prompts, { maxNewTokens: newTokens, seed: 3, stopTokens: [] }), 2);
 const stepRoofS = (4 * params) / (H200.hbmGBs * 1e9); // one read of the float32 weights per decoding step
 const rows = [

@@ -6,28 +6,8 @@
 // Run: npx tsc -p tsconfig.json && node bench/model.bench.js [--qwen05b]
 import { BuiltinPolicy, cpuPath, getThreads, matmulSync, sftLoss } from '../dist/index.js';
 import { measureRoofs } from './roof.js';
+import { batchOf, DEMO, QWEN05B } from './model-shapes.js';
 import { fixed, peakRssMb } from './timing.js';
-
-const DEMO = {
-  vocabSize: 4096, hiddenSize: 256, intermediateSize: 688, numLayers: 4, numHeads: 4, numKvHeads: 4, headDim: 64,
-  maxPositions: 256, rmsNormEps: 1e-6, ropeTheta: 10000, tieEmbeddings: true, attentionBias: false, architecture: 'LlamaForCausalLM',
-};
-const QWEN05B = {
-  vocabSize: 151936, hiddenSize: 896, intermediateSize: 4864, numLayers: 24, numHeads: 14, numKvHeads: 2, headDim: 64,
-  maxPositions: 32768, rmsNormEps: 1e-6, ropeTheta: 1000000, tieEmbeddings: true, attentionBias: true, architecture: 'Qwen2ForCausalLM',
-};
-
-function tokens(n, vocab, seed) {
-  let s = seed >>> 0;
-  return Int32Array.from({ length: n }, () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) % vocab));
-}
-
-function batchOf(config, rows, promptLen, completionLen, seed) {
-  return {
-    prompts: Array.from({ length: rows }, (_, i) => tokens(promptLen, config.vocabSize, seed + i)),
-    completions: Array.from({ length: rows }, (_, i) => tokens(completionLen, config.vocabSize, seed + 1000 + i)),
-  };
-}
 
 async function seconds(fn, repeats) {
   const times = [];
