@@ -40,9 +40,15 @@ std::atomic<double> last_kernel_ms{0.0};
 }
 
 KernelTimer::KernelTimer() {
-  check(cudaEventCreate(&start_), "cudaEventCreate");
-  check(cudaEventCreate(&stop_), "cudaEventCreate");
-  check(cudaEventRecord(start_), "cudaEventRecord");
+  try {
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+    check(cudaEventRecord(start_), "cudaEventRecord");
+  } catch (...) {  // no destructor runs for a throwing constructor: release what was created
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+    throw;
+  }
 }
 
 KernelTimer::~KernelTimer() {
