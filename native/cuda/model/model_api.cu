@@ -2,6 +2,7 @@
 // (model_api_checks.h), then the device model. Host copies happen only here (tensors, optimizer state) and in
 // score / logits / generate (tokens in, results out).
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "config.h"
@@ -55,9 +56,9 @@ grpo_status grpo_model_clone(const grpo_model* model, grpo_model** out) {
   return grpo::guarded([&] {
     need(model, "model");
     need(out, "out");
-    auto* copy = new grpo_model{grpo::cuda::model::Model(model->impl.config)};
-    copy->impl.params.copy_from(model->impl.params);
-    *out = copy;
+    std::unique_ptr<grpo_model> copy(new grpo_model{grpo::cuda::model::Model(model->impl.config)});
+    copy->impl.params.copy_from(model->impl.params);  // may fail (device memory): the copy is then freed
+    *out = copy.release();
   });
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check.h"
@@ -61,14 +62,17 @@ void ok(grpo_status status, const char* what) {
   CHECK(status == GRPO_OK);
 }
 
-// Three packed sequences [T = 20]; targets are the next tokens, ignored at each sequence's end.
+// Packed sequences (by default three, T = 20); targets are the next tokens, ignored at each sequence's end.
 struct Batch {
   std::vector<int32_t> tokens, targets;
-  std::vector<int64_t> offsets{0, 6, 17, 20};
-  Batch() {
-    for (int t = 0; t < 20; ++t) tokens.push_back((t * 37 + 11) % kVocab);
-    for (int t = 0; t < 20; ++t) targets.push_back(t == 5 || t == 16 || t == 19 ? kIgnore : tokens[t + 1]);
+  std::vector<int64_t> offsets;
+  explicit Batch(std::vector<int64_t> sequence_offsets = {0, 6, 17, 20}) : offsets(std::move(sequence_offsets)) {
+    const int64_t T = offsets.back();
+    for (int64_t t = 0; t < T; ++t) tokens.push_back(static_cast<int32_t>((t * 37 + 11) % kVocab));
+    for (int64_t t = 0; t < T; ++t)
+      targets.push_back(std::count(offsets.begin(), offsets.end(), t + 1) ? kIgnore : tokens[t + 1]);
   }
+  int64_t sequences() const { return static_cast<int64_t>(offsets.size()) - 1; }
 };
 
 struct Model {
@@ -106,8 +110,8 @@ Scores run(Model& model, const Batch& batch, int64_t num_parameters) {
   s.entropy.resize(T);
   s.logits.resize(T * kVocab);
   const grpo_score_options o{0.8f, kIgnore};
-  ok(model.b.logits(model.m, batch.tokens.data(), batch.offsets.data(), 3, s.logits.data()), "logits");
-  ok(model.b.score(model.m, batch.tokens.data(), batch.offsets.data(), 3, batch.targets.data(), &o, 1, s.logp.data(),
+  ok(model.b.logits(model.m, batch.tokens.data(), batch.offsets.data(), batch.sequences(), s.logits.data()), "logits");
+  ok(model.b.score(model.m, batch.tokens.data(), batch.offsets.data(), batch.sequences(), batch.targets.data(), &o, 1, s.logp.data(),
                    s.entropy.data()), "score");
   const std::vector<float> grad_logp = random_floats(T, 1.0f, 21), grad_entropy = random_floats(T, 0.5f, 22);
   ok(model.b.backward(model.m, grad_logp.data(), grad_entropy.data()), "backward");
@@ -126,9 +130,9 @@ struct Generated {
   std::vector<int64_t> lengths;
 };
 
-Generated generate(Model& model, const std::vector<float>& temperature) {
-  const std::vector<int32_t> prompts{3, 14, 15, 9, 26, 5, 35, 8, 9, 7, 9, 32};
-  const std::vector<int64_t> offsets{0, 4, 11, 12};
+// Three prompts (packed by `offsets`), up to 10 new tokens each.
+Generated generate(Model& model, const std::vector<float>& temperature, const std::vector<int32_t>& prompts,
+                   const std::vector<int64_t>& offsets) {
   const std::vector<int32_t> stop{5, 9};
   const std::vector<float> top_p(3, 0.95f);
   grpo_sampling_params p{};
@@ -143,11 +147,14 @@ Generated generate(Model& model, const std::vector<float>& temperature) {
   return g;
 }
 
-void model_parity(const char* name, const grpo_model_config& c) {
+const std::vector<int32_t> kPrompts{3, 14, 15, 9, 26, 5, 35, 8, 9, 7, 9, 32};
+const std::vector<int64_t> kPromptOffsets{0, 4, 11, 12};
+
+void model_parity(const char* name, const grpo_model_config& c, const Batch& batch = Batch(),
+                  const std::vector<int32_t>& prompts = kPrompts, const std::vector<int64_t>& prompt_offsets = kPromptOffsets) {
   std::printf("model %s\n", name);
   Model cpu(kCpu, c), cuda(kCuda, c);
   set_weights(cpu, cuda);
-  const Batch batch;
   const int64_t n = grpo_model_num_parameters(cpu.m);
   const Scores want = run(cpu, batch, n), got = run(cuda, batch, n);
   close("model logp", got.logp.data(), want.logp.data(), got.logp.size(), 1e-4, 1e-4);
@@ -158,7 +165,8 @@ void model_parity(const char* name, const grpo_model_config& c) {
   close("model gradients", got.grad.data(), want.grad.data(), got.grad.size(), 1e-4 * scale, 1e-3);
   CHECK(std::fabs(got.norm - want.norm) <= 1e-4f * want.norm);
   for (const auto& temperature : {std::vector<float>{0, 0, 0}, std::vector<float>{1.0f, 0.7f, 0}}) {
-    const Generated a = generate(cpu, temperature), b = generate(cuda, temperature);
+    const Generated a = generate(cpu, temperature, prompts, prompt_offsets),
+                    b = generate(cuda, temperature, prompts, prompt_offsets);
     CHECK(a.tokens == b.tokens);
     CHECK(a.lengths == b.lengths);
     close("model generation logp", b.logp.data(), a.logp.data(), b.logp.size(), 1e-4, 1e-4);
@@ -180,6 +188,13 @@ void model_parities() {
     model_parity(tied ? "Qwen2 (bias), tied" : "Qwen2 (bias), untied", config(4, 1, 8, 1, 0, tied));
     model_parity(tied ? "Qwen3 (q/k norm), tied" : "Qwen3 (q/k norm), untied", config(4, 2, 16, 0, 1, tied));
   }
+  // Sequences and a prompt longer than the attention kernels' 128-key (forward, dq) and 128-query (dk, dv)
+  // chunks: the online softmax's rescaling between chunks and the chunk loops.
+  grpo_model_config long_context = config(4, 2, 8, 1, 1, 1);
+  long_context.max_position_embeddings = 512;
+  std::vector<int32_t> long_prompts(143);
+  for (size_t i = 0; i < long_prompts.size(); ++i) long_prompts[i] = static_cast<int32_t>((i * 31 + 5) % kVocab);
+  model_parity("long sequences (q/k norm, bias, tied)", long_context, Batch({0, 150, 157, 297}), long_prompts, {0, 140, 142, 143});
 }
 
 void model_timings() {
