@@ -10,6 +10,7 @@
 #include "philox.cuh"
 #include "sampling_device.cuh"
 #include "sampling_params.h"
+#include "sampling_passes.h"
 #include "sampling_row.cuh"
 
 namespace grpo::cuda::sampling {
@@ -175,12 +176,6 @@ std::vector<DeviceRow> device_rows(const grpo_sampling_params& params, int64_t r
   return out;
 }
 
-int fixed_point_low_bits(int64_t vocab) {  // as native/kernels/sampling_passes.cc (the CPU caps it at 26)
-  int bit_length = 0;
-  while (bit_length < 63 && (int64_t{1} << bit_length) <= vocab) ++bit_length;
-  return std::min(40 - bit_length, 26);
-}
-
 struct DeviceFlags {
   RowFlag non_finite, penalty, empty;
   Flags get() const { return {non_finite.get(), penalty.get(), empty.get()}; }
@@ -209,8 +204,9 @@ void run_on_device(const float* d_logits, int64_t rows, int64_t vocab, const grp
   DeviceBuffer<int32_t> d_history(params.history, history_size), d_tokens(probs ? 0 : rows);
   DeviceBuffer<float> d_logp(logp ? rows : 0), d_logp_raw(logp_raw ? rows : 0), d_probs(probs ? rows * vocab : 0);
   DeviceFlags flags;
+  const int low_bits = grpo::sampling::fixed_point_low_bits(vocab);
   const Args args{d_logits, rows, vocab, d_rows.get(), d_allow.get(), d_history.get(), params.seed, params.step,
-                  fixed_point_low_bits(vocab), y.get(), w.get(), d_tokens.get(), d_logp.get(), d_logp_raw.get(),
+                  low_bits, y.get(), w.get(), d_tokens.get(), d_logp.get(), d_logp_raw.get(),
                   d_probs.get(), flags.get()};
   KernelTimer timer;
   sample_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(args);

@@ -113,14 +113,6 @@ GRPO_CLONES void block_maxima(const float* __restrict w, int64_t n, float* __res
   }
 }
 
-int fixed_point_low_bits(int64_t vocab) {
-  int bit_length = 0;
-  while (bit_length < 63 && (int64_t{1} << bit_length) <= vocab) ++bit_length;
-  // Σ q <= vocab · 2^(24 + low) < 2^64 needs low <= 40 - bit_length; 26 keeps 16 lows per int32 lane.
-  const int low = 40 - bit_length;
-  return low > 26 ? 26 : low;
-}
-
 namespace {
 
 // floor(w · 2^(24 + low)) for w in [0, 1] as high · 2^low + low_part, from two exact float→int32

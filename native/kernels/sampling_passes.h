@@ -38,7 +38,14 @@ TailStats tail_at_least(const float* w, const float* block_max, int64_t n, float
 // The draw's fixed-point weights q = floor(w · 2^(24 + low_bits)) where w >= threshold, else 0:
 // block_sums[b] = Σ q over [b·kDrawBlock, (b+1)·kDrawBlock); returns Σ q. block_max may be NULL.
 constexpr int64_t kDrawBlock = 256;
-int fixed_point_low_bits(int64_t vocab);
+// Low bits of the fixed point for a vocabulary (the CPU and the CUDA sampler must agree on it):
+// Σ q <= vocab · 2^(24 + low) < 2^64 needs low <= 40 - bit_length(vocab); 26 keeps 16 lows per int32 lane.
+inline int fixed_point_low_bits(int64_t vocab) {
+  int bit_length = 0;
+  while (bit_length < 63 && (int64_t{1} << bit_length) <= vocab) ++bit_length;
+  const int low = 40 - bit_length;
+  return low > 26 ? 26 : low;
+}
 uint64_t fixed_point(float w, int low_bits);  // q of one token
 uint64_t draw_block_sums(const float* w, const float* block_max, int64_t n, float threshold, int low_bits,
                          uint64_t* block_sums);
