@@ -85,12 +85,7 @@ struct Flags {
 // The CPU's checks (native/kernels/logprob.cc), shared through linear_logprob_checks.h where they coincide.
 void check_common(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                   const grpo_logprob_options* options) {
-  if (!options) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
-  if (rows < 0 || vocab < 1)
-    fail(GRPO_ERR_SHAPE, "rows must be >= 0 and vocab >= 1 (got rows=%lld, vocab=%lld)", static_cast<long long>(rows),
-         static_cast<long long>(vocab));
-  if (rows > 0 && (!logits || !targets)) fail(GRPO_ERR_INVALID_ARGUMENT, "logits and targets must not be NULL");
-  linear_logprob_checks::temperature(options->temperature);
+  linear_logprob_checks::logits_options_and_shape(logits, targets, rows, vocab, options);
   linear_logprob_checks::targets(targets, rows, vocab, options->ignore_index);
 }
 

@@ -1,5 +1,5 @@
-// Argument checks of the fused LM-head log-prob C ABI (float32 and bfloat16 inputs), shared by the CPU kernels
-// and the CUDA backend so both reject the same inputs with the same statuses and messages.
+// Argument checks of the log-prob C ABI (over logits, and the fused LM head with float32 or bfloat16 inputs), shared by
+// the CPU kernels and the CUDA backend so both reject the same inputs with the same statuses and messages.
 #pragma once
 
 #include <cmath>
@@ -25,6 +25,17 @@ void all_finite(const T* values, int64_t n, const char* name) {
 // Also the CUDA grpo_logprob_* entry points' temperature check (native/cuda/logprob.cu).
 inline void temperature(float t) {
   if (!(t > 0.0f) || !std::isfinite(t)) fail(GRPO_ERR_VALUE_RANGE, "temperature must be finite and > 0 (got %g)", t);
+}
+
+// The plain grpo_logprob_* entry points' options, shape and pointers (CPU: logprob.cc, CUDA: logprob.cu).
+inline void logits_options_and_shape(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                     const grpo_logprob_options* options) {
+  if (!options) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
+  if (rows < 0 || vocab < 1)
+    fail(GRPO_ERR_SHAPE, "rows must be >= 0 and vocab >= 1 (got rows=%lld, vocab=%lld)", static_cast<long long>(rows),
+         static_cast<long long>(vocab));
+  if (rows > 0 && (!logits || !targets)) fail(GRPO_ERR_INVALID_ARGUMENT, "logits and targets must not be NULL");
+  temperature(options->temperature);
 }
 
 inline void options_and_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_logprob_options* o) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "error.h"
+#include "linear_logprob_checks.h"
 #include "simd.h"
 #include "softmax_row.h"
 #include "thread_pool.h"
@@ -19,16 +20,6 @@ constexpr int64_t kFloatsPerTask = 1 << 16;  // about 256 KB of logits per paral
 struct RowResult {
   float max, log_sum, logp, entropy;
 };
-
-void check_common(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
-                  const grpo_logprob_options* options) {
-  if (!options) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
-  if (rows < 0 || vocab < 1) fail(GRPO_ERR_SHAPE, "rows must be >= 0 and vocab >= 1 (got rows=%lld, vocab=%lld)",
-                                  static_cast<long long>(rows), static_cast<long long>(vocab));
-  if (rows > 0 && (!logits || !targets)) fail(GRPO_ERR_INVALID_ARGUMENT, "logits and targets must not be NULL");
-  if (!(options->temperature > 0.0f) || !std::isfinite(options->temperature))
-    fail(GRPO_ERR_VALUE_RANGE, "temperature must be finite and > 0 (got %g)", options->temperature);
-}
 
 // The scaled row's statistics; throws if the row holds NaN/+Inf or is masked out entirely.
 RowResult score_row(const float* x, int64_t vocab, int64_t row, int32_t target, float scale) {
@@ -91,7 +82,7 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
 extern "C" grpo_status grpo_logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                                             const grpo_logprob_options* options, float* logp, float* entropy) {
   return grpo::guarded([&] {
-    grpo::check_common(logits, targets, rows, vocab, options);
+    grpo::linear_logprob_checks::logits_options_and_shape(logits, targets, rows, vocab, options);
     if (rows > 0 && !logp) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "logp must not be NULL");
     grpo::logprob_forward(logits, targets, rows, vocab, *options, logp, entropy);
   });
@@ -101,7 +92,7 @@ extern "C" grpo_status grpo_logprob_backward(const float* logits, const int32_t*
                                              const grpo_logprob_options* options, const float* grad_logp,
                                              const float* grad_entropy, float* grad_logits) {
   return grpo::guarded([&] {
-    grpo::check_common(logits, targets, rows, vocab, options);
+    grpo::linear_logprob_checks::logits_options_and_shape(logits, targets, rows, vocab, options);
     if (rows > 0 && (!grad_logp || !grad_logits))
       grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
     grpo::logprob_backward(logits, targets, rows, vocab, *options, grad_logp, grad_entropy, grad_logits);
