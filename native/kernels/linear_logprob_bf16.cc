@@ -2,7 +2,7 @@
 // linear_logprob.cc over a Head that widens bf16 to float32 a slice at a time and multiplies with
 // grpo::gemm_bf16 (vdpbf16ps where the CPU has AVX512_BF16, the float32 GEMM elsewhere; both give the
 // exact bf16 × bf16 products, summed in float32). Widened copies: the row block of hidden and
-// kWeightSlice rows of weight, never the whole weight.
+// a slice of at most 8 MB of weight rows, never the whole weight.
 #include <algorithm>
 #include <vector>
 
@@ -17,7 +17,14 @@ namespace grpo::linear_logprob {
 
 namespace {
 
-constexpr int64_t kWeightSlice = 512;  // weight rows widened at a time: 512 × H floats (8 MB at H = 4096)
+constexpr int64_t kWeightSliceFloats = int64_t{1} << 21;  // weight widened at a time: 8 MB of floats
+constexpr int64_t kMinWeightSlice = 512;                   // rows, even when H > 4096
+
+// Weight rows widened at a time: as many as fit 8 MB (4096 at H = 512, a whole default vocab tile, so that each
+// tile is one GEMM call and hidden is packed once per tile), at least kMinWeightSlice.
+int64_t weight_slice(const Shape& s) {
+  return std::min(std::max(kWeightSliceFloats / s.hidden, kMinWeightSlice), s.vocab);
+}
 constexpr int64_t kWidenGrain = 1 << 16;
 
 GRPO_CLONES void widen_span(const uint16_t* src, int64_t n, float* dst) {
@@ -41,13 +48,13 @@ class Bf16Head final : public Head {
  public:
   Bf16Head(const uint16_t* hidden, const uint16_t* weight, const Shape& s)
       : hidden_(hidden), weight_(weight), s_(s), hidden_rows_(s.chunk_rows * s.hidden),
-        weight_rows_(std::min(kWeightSlice, s.vocab) * s.hidden) {}
+        slice_(weight_slice(s)), weight_rows_(slice_ * s.hidden) {}
 
   void logits(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile) override {
     const int64_t H = s_.hidden;
     const float* h = hidden_rows(r0, n);
-    for (int64_t c0 = 0; c0 < cols; c0 += kWeightSlice) {
-      const int64_t m = std::min(kWeightSlice, cols - c0);
+    for (int64_t c0 = 0; c0 < cols; c0 += slice_) {
+      const int64_t m = std::min(slice_, cols - c0);
       gemm_bf16(false, true, n, m, H, 1.0f, h, H, weight_rows(v0 + c0, m), H, 0.0f, tile + c0, cols);
     }
   }
@@ -57,8 +64,8 @@ class Bf16Head final : public Head {
                     float* grad_weight) override {
     const int64_t H = s_.hidden;
     round_to_bf16(tile, n * cols);
-    for (int64_t c0 = 0; c0 < cols; c0 += kWeightSlice) {
-      const int64_t m = std::min(kWeightSlice, cols - c0);
+    for (int64_t c0 = 0; c0 < cols; c0 += slice_) {
+      const int64_t m = std::min(slice_, cols - c0);
       gemm_bf16(false, false, n, H, m, 1.0f, tile + c0, cols, weight_rows(v0 + c0, m), H, 1.0f, grad_hidden + r0 * H, H);
     }
     gemm_bf16(true, false, cols, H, n, 1.0f, tile, cols, hidden_rows(r0, n), H, 1.0f, grad_weight + v0 * H, H);
@@ -72,7 +79,7 @@ class Bf16Head final : public Head {
     return hidden_rows_.data();
   }
 
-  // weight[v0 .. v0 + m) as floats [m, H], m <= kWeightSlice.
+  // weight[v0 .. v0 + m) as floats [m, H], m <= slice_.
   const float* weight_rows(int64_t v0, int64_t m) {
     widen(weight_ + v0 * s_.hidden, m * s_.hidden, weight_rows_.data());
     return weight_rows_.data();
@@ -81,7 +88,8 @@ class Bf16Head final : public Head {
   const uint16_t *hidden_, *weight_;
   Shape s_;
   std::vector<float> hidden_rows_;  // [chunk_rows, H]
-  std::vector<float> weight_rows_;  // [kWeightSlice, H]
+  int64_t slice_;                   // weight rows per widened slice
+  std::vector<float> weight_rows_;  // [slice_, H]
   int64_t widened_r0_ = -1;
 };
 
