@@ -6,10 +6,10 @@
 #include <math_constants.h>
 
 #include <cmath>
-#include <vector>
 
 #include "device.cuh"
 #include "advantage_checks.h"
+#include "group_index.h"
 #include "grpo/advantage.h"
 #include "reduce.cuh"
 
@@ -148,22 +148,6 @@ void normalize(const float* rewards, int64_t n, GroupView view, const grpo_advan
             c.cells_zero / cells};
 }
 
-// Rows sorted by group (counting sort, the CPU's order): offsets [num_groups + 1], order [n].
-void index_groups(const int32_t* ids, int64_t n, int64_t num_groups, std::vector<int64_t>& offsets,
-                  std::vector<int64_t>& order) {
-  offsets.assign(num_groups + 1, 0);
-  order.resize(n);
-  for (int64_t i = 0; i < n; ++i) {
-    if (ids[i] < 0 || ids[i] >= num_groups)
-      fail(GRPO_ERR_INDEX_RANGE, "group_ids[%lld] = %d is outside [0, %lld)", static_cast<long long>(i), ids[i],
-           static_cast<long long>(num_groups));
-    ++offsets[ids[i] + 1];
-  }
-  for (int64_t g = 0; g < num_groups; ++g) offsets[g + 1] += offsets[g];
-  std::vector<int64_t> next(offsets.begin(), offsets.end() - 1);
-  for (int64_t i = 0; i < n; ++i) order[next[ids[i]]++] = i;
-}
-
 }  // namespace
 
 }  // namespace grpo::cuda
@@ -173,23 +157,14 @@ extern "C" grpo_status grpo_group_advantages(const float* rewards, int64_t n, in
                                              grpo_advantage_stats* stats) {
   using namespace grpo::cuda;
   return grpo::guarded([&] {
-    grpo::advantage_checks::options(options);
-    if (n < 0) grpo::fail(GRPO_ERR_SHAPE, "n must be >= 0 (got %lld)", static_cast<long long>(n));
-    grpo::advantage_checks::rewards(rewards, n);
-    if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
-    if (group_ids && num_groups < 1)
-      grpo::fail(GRPO_ERR_SHAPE, "num_groups must be >= 1 (got %lld)", static_cast<long long>(num_groups));
-    if (!group_ids && (group_size < 1 || n % group_size != 0))
-      grpo::fail(GRPO_ERR_SHAPE, "n = %lld is not a multiple of group_size = %lld", static_cast<long long>(n),
-                 static_cast<long long>(group_size));
+    grpo::advantage_checks::group_call(rewards, n, group_size, group_ids, num_groups, options, advantages);
     if (!group_ids) {
       normalize(rewards, n, {Layout::kContiguous, n / group_size, group_size, 0, 0, nullptr, nullptr}, *options,
                 advantages, stats);
       return;
     }
-    std::vector<int64_t> offsets, order;
-    index_groups(group_ids, n, num_groups, offsets, order);
-    DeviceBuffer<int64_t> d_offsets(offsets.data(), num_groups + 1), d_order(order.data(), n);
+    const grpo::GroupIndex index = grpo::index_groups(group_ids, n, num_groups);
+    DeviceBuffer<int64_t> d_offsets(index.offsets.data(), num_groups + 1), d_order(index.order.data(), n);
     normalize(rewards, n, {Layout::kIndexed, num_groups, 0, 0, 0, d_offsets.get(), d_order.get()}, *options, advantages,
               stats);
   });
@@ -200,13 +175,7 @@ extern "C" grpo_status grpo_rank_advantages(const float* rewards, int64_t groups
                                             grpo_advantage_stats* stats) {
   using namespace grpo::cuda;
   return grpo::guarded([&] {
-    grpo::advantage_checks::options(options);
-    if (groups < 0 || candidates < 1 || ranks < 1)
-      grpo::fail(GRPO_ERR_SHAPE, "expected groups >= 0, candidates >= 1, ranks >= 1 (got %lld, %lld, %lld)",
-                 static_cast<long long>(groups), static_cast<long long>(candidates), static_cast<long long>(ranks));
-    const int64_t n = groups * candidates * ranks;
-    grpo::advantage_checks::rewards(rewards, n);
-    if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
+    const int64_t n = grpo::advantage_checks::rank_call(rewards, groups, candidates, ranks, options, advantages);
     normalize(rewards, n, {Layout::kRankCells, groups * ranks, candidates, candidates, ranks, nullptr, nullptr}, *options,
               advantages, stats);
   });

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "error.h"
+#include "group_index.h"
 #include "thread_pool.h"
 
 namespace grpo {
@@ -34,27 +35,13 @@ struct RankCells {
   int64_t index(int64_t c, int64_t j) const { return (c / ranks) * candidates * ranks + j * ranks + c % ranks; }
 };
 
-// Arbitrary group ids (verl uid): rows sorted by group with a counting sort.
+// Arbitrary group ids (verl uid), sorted by group (group_index.h).
 struct IndexedGroups {
-  std::vector<int64_t> offsets, order;
-  int64_t count() const { return static_cast<int64_t>(offsets.size()) - 1; }
-  int64_t size(int64_t g) const { return offsets[g + 1] - offsets[g]; }
-  int64_t index(int64_t g, int64_t j) const { return order[offsets[g] + j]; }
+  GroupIndex groups;
+  int64_t count() const { return static_cast<int64_t>(groups.offsets.size()) - 1; }
+  int64_t size(int64_t g) const { return groups.offsets[g + 1] - groups.offsets[g]; }
+  int64_t index(int64_t g, int64_t j) const { return groups.order[groups.offsets[g] + j]; }
 };
-
-IndexedGroups index_groups(const int32_t* ids, int64_t n, int64_t num_groups) {
-  IndexedGroups groups{std::vector<int64_t>(num_groups + 1, 0), std::vector<int64_t>(n)};
-  for (int64_t i = 0; i < n; ++i) {
-    if (ids[i] < 0 || ids[i] >= num_groups)
-      fail(GRPO_ERR_INDEX_RANGE, "group_ids[%lld] = %d is outside [0, %lld)", static_cast<long long>(i), ids[i],
-           static_cast<long long>(num_groups));
-    ++groups.offsets[ids[i] + 1];
-  }
-  for (int64_t g = 0; g < num_groups; ++g) groups.offsets[g + 1] += groups.offsets[g];
-  std::vector<int64_t> next(groups.offsets.begin(), groups.offsets.end() - 1);
-  for (int64_t i = 0; i < n; ++i) groups.order[next[ids[i]]++] = i;
-  return groups;
-}
 
 struct Stat {
   double mean, std;
@@ -148,7 +135,10 @@ void normalize(const float* rewards, int64_t n, const Groups& groups, const grpo
 
 void group_advantages(const float* rewards, int64_t n, int64_t group_size, const int32_t* group_ids, int64_t num_groups,
                       const grpo_advantage_options& o, float* out, grpo_advantage_stats* stats) {
-  if (group_ids) return normalize(rewards, n, index_groups(group_ids, n, num_groups), o, false, out, stats);
+  if (group_ids) {
+    const IndexedGroups indexed{index_groups(group_ids, n, num_groups)};
+    return normalize(rewards, n, indexed, o, false, out, stats);
+  }
   normalize(rewards, n, ContiguousGroups{n / group_size, group_size}, o, false, out, stats);
 }
 
@@ -158,15 +148,7 @@ extern "C" grpo_status grpo_group_advantages(const float* rewards, int64_t n, in
                                              int64_t num_groups, const grpo_advantage_options* options, float* advantages,
                                              grpo_advantage_stats* stats) {
   return grpo::guarded([&] {
-    grpo::advantage_checks::options(options);
-    grpo::advantage_checks::rewards(rewards, n);
-    if (n < 0) grpo::fail(GRPO_ERR_SHAPE, "n must be >= 0 (got %lld)", static_cast<long long>(n));
-    if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
-    if (group_ids && num_groups < 1)
-      grpo::fail(GRPO_ERR_SHAPE, "num_groups must be >= 1 (got %lld)", static_cast<long long>(num_groups));
-    if (!group_ids && (group_size < 1 || n % group_size != 0))
-      grpo::fail(GRPO_ERR_SHAPE, "n = %lld is not a multiple of group_size = %lld", static_cast<long long>(n),
-                 static_cast<long long>(group_size));
+    grpo::advantage_checks::group_call(rewards, n, group_size, group_ids, num_groups, options, advantages);
     grpo::group_advantages(rewards, n, group_size, group_ids, num_groups, *options, advantages, stats);
   });
 }
@@ -175,13 +157,7 @@ extern "C" grpo_status grpo_rank_advantages(const float* rewards, int64_t groups
                                             const grpo_advantage_options* options, float* advantages,
                                             grpo_advantage_stats* stats) {
   return grpo::guarded([&] {
-    grpo::advantage_checks::options(options);
-    if (groups < 0 || candidates < 1 || ranks < 1)
-      grpo::fail(GRPO_ERR_SHAPE, "expected groups >= 0, candidates >= 1, ranks >= 1 (got %lld, %lld, %lld)",
-                 static_cast<long long>(groups), static_cast<long long>(candidates), static_cast<long long>(ranks));
-    const int64_t n = groups * candidates * ranks;
-    grpo::advantage_checks::rewards(rewards, n);
-    if (n > 0 && !advantages) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
+    const int64_t n = grpo::advantage_checks::rank_call(rewards, groups, candidates, ranks, options, advantages);
     grpo::normalize(rewards, n, grpo::RankCells{groups, candidates, ranks}, *options, true, advantages, stats);
   });
 }

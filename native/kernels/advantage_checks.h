@@ -22,10 +22,37 @@ inline void options(const grpo_advantage_options* o) {
 }
 
 // NaN rewards are allowed (the nan_rewards policy handles them); ±Infinity is not.
-inline void rewards(const float* rewards, int64_t n) {
+inline void rewards_of(const float* rewards, int64_t n) {
   if (n > 0 && !rewards) fail(GRPO_ERR_INVALID_ARGUMENT, "rewards must not be NULL");
   for (int64_t i = 0; i < n; ++i)
     if (std::isinf(rewards[i])) fail(GRPO_ERR_NON_FINITE, "rewards[%lld] is infinite", static_cast<long long>(i));
+}
+
+// Everything grpo_group_advantages checks before it runs (group ids are range-checked while indexed).
+inline void group_call(const float* rewards, int64_t n, int64_t group_size, const int32_t* group_ids,
+                       int64_t num_groups, const grpo_advantage_options* o, const float* advantages) {
+  options(o);
+  if (n < 0) fail(GRPO_ERR_SHAPE, "n must be >= 0 (got %lld)", static_cast<long long>(n));
+  rewards_of(rewards, n);
+  if (n > 0 && !advantages) fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
+  if (group_ids && num_groups < 1)
+    fail(GRPO_ERR_SHAPE, "num_groups must be >= 1 (got %lld)", static_cast<long long>(num_groups));
+  if (!group_ids && (group_size < 1 || n % group_size != 0))
+    fail(GRPO_ERR_SHAPE, "n = %lld is not a multiple of group_size = %lld", static_cast<long long>(n),
+         static_cast<long long>(group_size));
+}
+
+// Everything grpo_rank_advantages checks before it runs; returns the number of rewards.
+inline int64_t rank_call(const float* rewards, int64_t groups, int64_t candidates, int64_t ranks,
+                         const grpo_advantage_options* o, const float* advantages) {
+  options(o);
+  if (groups < 0 || candidates < 1 || ranks < 1)
+    fail(GRPO_ERR_SHAPE, "expected groups >= 0, candidates >= 1, ranks >= 1 (got %lld, %lld, %lld)",
+         static_cast<long long>(groups), static_cast<long long>(candidates), static_cast<long long>(ranks));
+  const int64_t n = groups * candidates * ranks;
+  rewards_of(rewards, n);
+  if (n > 0 && !advantages) fail(GRPO_ERR_INVALID_ARGUMENT, "advantages must not be NULL");
+  return n;
 }
 
 inline void broadcast(const float* advantages, const uint8_t* mask, const uint8_t* truncated, const int32_t* prefix_end,
