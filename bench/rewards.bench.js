@@ -1,7 +1,8 @@
 // Rank rewards for a GRPO step: 48 requests × 8 completions × 20 items, checked against the full
-// 36k-film catalog (both shared movie catalog files). Run: npx tsc -p tsconfig.json && node bench/rewards.bench.js
+// 36k-film catalog (both movie catalog files, bundled gzipped in test/fixtures/data/). Run: npx tsc -p tsconfig.json && node bench/rewards.bench.js
 import Benchmark from 'benchmark';
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import os from 'node:os';
 import { Catalog, mulberry32, rankRewards, rankRewardsBatch, renderItems } from '../dist/index.js';
 
@@ -13,7 +14,8 @@ const RESPONDENTS = 5;
 function readCatalog() {
   const files = ['movies-catalog.jsonl', 'movies-catalog-1900-1949.jsonl'];
   return files.flatMap((name) =>
-    readFileSync(new URL(`../../shared/data/${name}`, import.meta.url), 'utf8')
+    gunzipSync(readFileSync(new URL(`../test/fixtures/data/${name}.gz`, import.meta.url)))
+      .toString('utf8')
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line)),

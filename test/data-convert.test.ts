@@ -1,15 +1,17 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileURLToPath } from 'node:url';
 import { convertProtoqa, convertRedial } from '../lib/data/convert.js';
 import { parseRequestRecord } from '../lib/data/schemas.js';
 import { qaRewards } from '../lib/rewards/qa.js';
 import { rankRewards } from '../lib/rewards/recommend.js';
 import { renderItems } from '../lib/rewards/items.js';
+import { unpackRealData } from './helpers/real-data.js';
 
-const shared = (name: string) => fileURLToPath(new URL(`../../shared/data/${name}`, import.meta.url));
+const dataDir = unpackRealData(['redial-test.jsonl', 'protoqa-dev.jsonl', 'protoqa-dev-scraped.jsonl']);
+const dataFile = (name: string) => join(dataDir, name);
 
 describe('convertRedial', () => {
-  const { requests, dropped } = convertRedial(shared('redial-test.jsonl'));
+  const { requests, dropped } = convertRedial(dataFile('redial-test.jsonl'));
 
   it('turns the 1,342 ReDial test dialogues into single-respondent requests', () => {
     expect(requests.length + dropped).toBe(1342);
@@ -37,13 +39,13 @@ describe('convertRedial', () => {
 
 describe('convertProtoqa', () => {
   it('makes one answer per cluster with respondent counts and the cluster strings as aliases', () => {
-    const records = convertProtoqa(shared('protoqa-dev.jsonl'));
+    const records = convertProtoqa(dataFile('protoqa-dev.jsonl'));
     expect(records).toHaveLength(52);
     const first = records[0];
     expect(first.id).toBe('r1q1');
     expect(first.answers[0].aliases).toContain('age');
     expect(first.answers[0].text).toBe('age'); // the most frequent raw answer of the cluster (22 of 35)
     expect(qaRewards('age', first).hits[0]).toBeCloseTo(first.answers[0].count / first.answers.reduce((s, a) => s + a.count, 0), 6);
-    expect(convertProtoqa(shared('protoqa-dev-scraped.jsonl'))).toHaveLength(980);
+    expect(convertProtoqa(dataFile('protoqa-dev-scraped.jsonl'))).toHaveLength(980);
   });
 });

@@ -6,12 +6,13 @@ import { describe, expect, test } from 'vitest';
 import { ARITHMETIC_DEFAULTS, generateArithmetic } from '../lib/data/arithmetic.js';
 import { gsm8kFinalAnswer, loadGsm8k, loadMathDataset, packGroups, parseGsm8k, parseMathDataset } from '../lib/data/math.js';
 import { GrpoError } from '../lib/errors.js';
+import { unpackRealData } from './helpers/real-data.js';
 
-const dataUrl = (name: string) => new URL(`../../shared/data/${name}`, import.meta.url);
+const dataDir = unpackRealData(['gsm8k-test.jsonl', 'math500.jsonl']);
 
 describe('GSM8K loader', () => {
-  test('reads the shared test split', async () => {
-    const problems = await loadGsm8k(dataUrl('gsm8k-test.jsonl'));
+  test('reads the bundled test split', async () => {
+    const problems = await loadGsm8k(join(dataDir, 'gsm8k-test.jsonl'));
     expect(problems).toHaveLength(1319);
     expect(problems[1]).toMatchObject({ id: 'gsm8k-test-0001', answer: '3' });
     expect(problems[1].question).toMatch(/^A robe takes 2 bolts/);
@@ -40,7 +41,7 @@ describe('GSM8K loader', () => {
 
 describe('MATH-style loader', () => {
   test('reads MATH-500', async () => {
-    const problems = await loadMathDataset(dataUrl('math500.jsonl'));
+    const problems = await loadMathDataset(join(dataDir, 'math500.jsonl'));
     expect(problems).toHaveLength(500);
     expect(problems[0]).toMatchObject({ id: 'test/precalculus/807.json', answer: '\\left( 3, \\frac{\\pi}{2} \\right)', subject: 'Precalculus', level: 2 });
   });

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { generateMoviesMulti, relevantFilms, type BenchmarkFilm } from '../lib/data/movies-multi.js';
 import { loadMoviesMulti, loadMoviesMultiCatalogs, loadMoviesMultiFilms, loadMoviesMultiSource, MOVIES_MULTI_DIR } from '../lib/data/movies-multi-files.js';
 import { moviesMultiStats } from '../lib/data/movies-multi-stats.js';
 import { renderItems } from '../lib/rewards/items.js';
 import { rankRewards } from '../lib/rewards/recommend.js';
+import { unpackRealData } from './helpers/real-data.js';
 
-const source = loadMoviesMultiSource(fileURLToPath(new URL('../../shared/data/', import.meta.url)));
+const source = loadMoviesMultiSource(unpackRealData(['movies-catalog-1900-1949.jsonl', 'movies-catalog.jsonl', 'redial-movies.jsonl']));
 const key = (f: { title: string; year: number }) => `${f.title}\u0000${f.year}`;
 
 describe('generateMoviesMulti', () => {

@@ -1,13 +1,13 @@
 // Tokenizer: a byte-level BPE trained here on real data loads through @huggingface/tokenizers,
 // round-trips text exactly, gives character offsets that tile the text, renders the chat
 // template, and drives text generation with stop strings.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { trainBpe } from '../lib/policy/bpe-train.js';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
 import { Tokenizer } from '../lib/policy/tokenizer.js';
+import { realDataText } from './helpers/real-data.js';
 
-const lines = readFileSync(new URL('../../shared/data/gsm8k-test.jsonl', import.meta.url), 'utf8').trim().split('\n');
+const lines = realDataText('gsm8k-test.jsonl').trim().split('\n');
 const texts = lines.slice(0, 300).map((l) => (JSON.parse(l) as { question: string }).question);
 const trained = trainBpe(texts, { vocabSize: 600 });
 const tokenizer = new Tokenizer(trained.tokenizer, trained.config);

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { qaRewards } from '../lib/rewards/qa.js';
+import { realDataText } from './helpers/real-data.js';
 
 const record = {
   answers: [
@@ -26,7 +26,7 @@ describe('qaRewards', () => {
   });
 
   it('scores the human baseline of a real ProtoQA question above an off-topic list', () => {
-    const line = readFileSync(new URL('../../shared/data/protoqa-dev.jsonl', import.meta.url), 'utf8').split('\n')[0];
+    const line = realDataText('protoqa-dev.jsonl').split('\n')[0];
     const raw = JSON.parse(line) as { clusters: { count: number; answers: string[] }[]; human_baseline: string[] };
     const converted = { answers: raw.clusters.map((c) => ({ text: c.answers[0], count: c.count, aliases: c.answers })) };
     const sum = (r: Float32Array) => r.reduce((a, b) => a + b, 0);

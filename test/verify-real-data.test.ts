@@ -1,12 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { lastBoxed } from '../lib/rewards/boxed.js';
 import { gsm8kFinalAnswer, parseGsm8k, parseMathDataset } from '../lib/data/math.js';
 import { verifyAnswer } from '../lib/rewards/verify/index.js';
+import { realDataText } from './helpers/real-data.js';
 
-const read = (name: string) => readFileSync(new URL(`../../shared/data/${name}`, import.meta.url), 'utf8');
-const math500 = parseMathDataset(read('math500.jsonl'), 'math500.jsonl');
-const gsm8k = parseGsm8k(read('gsm8k-test.jsonl'), 'gsm8k-test.jsonl');
+const math500 = parseMathDataset(realDataText('math500.jsonl'), 'math500.jsonl');
+const gsm8k = parseGsm8k(realDataText('gsm8k-test.jsonl'), 'gsm8k-test.jsonl');
 
 /** Verifies each problem's extracted answer against its reference; returns the rate and the failures. */
 function rate<T>(rows: readonly T[], check: (row: T) => { ok: boolean; why: string }) {
