@@ -108,6 +108,7 @@ describe('buildReport', () => {
     ];
     const { markdown } = await buildReport({ title: 'Zero', runs: zeroRuns });
     expect(markdown).toContain('| late | 0.000 | not defined | — | — | — |');
+    expect(markdown).toContain('Not defined: stuck ended no better than its first validation');
     expect(markdown).not.toMatch(/\| late \| 0\.000 \| 200 \| 0\.20 \|/);
   });
 
