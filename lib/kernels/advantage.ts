@@ -55,9 +55,9 @@ export interface RankAdvantageOptions extends NormalizeOptions {
 
 /** Statistics of {@link groupAdvantages}, named as TRL logs them. */
 export interface AdvantageStats {
-  /** Mean of the scorable rewards (TRL `reward`). */
+  /** Mean of the weighted sum of the raw rewards over the scorable rows (TRL `reward`). */
   rewardMean: number;
-  /** Unbiased std of the scorable rewards over the whole batch (TRL HEAD `reward_std`). */
+  /** Unbiased std of the same weighted sum over the whole batch (TRL HEAD `reward_std`). */
   rewardStd: number;
   /**
    * Fraction of samples whose scaling std is ≈ 0 (TRL `frac_reward_zero_std`; global std in `"batch"` mode);
