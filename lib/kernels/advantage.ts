@@ -147,22 +147,34 @@ function callGroups(async: boolean, rewards: Float32Array, g: Grouping, packed: 
 
 /** Column f of rewards [B, R]. */
 function column(rewards: Float32Array, objectives: number, f: number): Float32Array {
-  return Float32Array.from({ length: rewards.length / objectives }, (_, i) => rewards[i * objectives + f]);
+  const out = new Float32Array(rewards.length / objectives); // [B]
+  for (let i = 0; i < out.length; i++) out[i] = rewards[i * objectives + f];
+  return out;
 }
 
-/** Σ_f w_f·x[i,f] skipping NaN (torch nansum); NaN on the rows where `unscorable` is set. */
+/** Σ_f w_f·x[i,f] skipping NaN (torch nansum, in float32); NaN on the rows where `unscorable` is set. */
 function weightedNanSum(columns: Float32Array[], weights: ArrayLike<number>, unscorable: Uint8Array): Float32Array {
-  return Float32Array.from({ length: columns[0].length }, (_, i) => {
-    if (unscorable[i]) return NaN;
-    let sum = 0;
-    columns.forEach((c, f) => { if (!Number.isNaN(c[i])) sum += weights[f] * c[i]; });
-    return sum;
+  const sum = new Float32Array(unscorable.length); // [B]
+  columns.forEach((c, f) => {
+    for (let i = 0; i < c.length; i++) if (c[i] === c[i]) sum[i] += weights[f] * c[i];
   });
+  for (let i = 0; i < sum.length; i++) if (unscorable[i]) sum[i] = NaN;
+  return sum;
+}
+
+/** w·r for one reward function: an unscorable (NaN) reward stays NaN. */
+function scaled(rewards: Float32Array, weight: number): Float32Array {
+  if (weight === 1) return rewards;
+  const out = new Float32Array(rewards.length); // [B]
+  for (let i = 0; i < out.length; i++) out[i] = weight * rewards[i];
+  return out;
 }
 
 /** [B] 1 where every reward function returned None (NaN): TRL's `unscorable_mask`. */
 function unscorableRows(columns: Float32Array[]): Uint8Array {
-  return Uint8Array.from({ length: columns[0].length }, (_, i) => Number(columns.every((c) => Number.isNaN(c[i]))));
+  const unscorable = new Uint8Array(columns[0].length).fill(1); // [B]
+  for (const c of columns) for (let i = 0; i < c.length; i++) if (c[i] === c[i]) unscorable[i] = 0;
+  return unscorable;
 }
 
 function weightsOf(fn: string, o: GroupAdvantageOptions, objectives: number): ArrayLike<number> {
@@ -208,9 +220,10 @@ function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions 
   const weights = weightsOf(fn, o, objectives);
   const mode = check.oneOf(`${fn} multiObjective`, o.multiObjective ?? ADVANTAGE_DEFAULTS.multiObjective,
     ['sumThenNormalize', 'normalizeThenSum'] as const);
+  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, packed, backend);
   const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
   const unscorable = unscorableRows(columns);
-  const weightedSum = weightedNanSum(columns, weights, unscorable); // [B], also with one objective (its weight)
+  const weightedSum = weightedNanSum(columns, weights, unscorable); // [B]
   if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, packed, backend);
   const logged = (callGroups(false, weightedSum, g, packed, backend) as AdvantageResult<AdvantageStats>).stats;
   return normalizeThenSum(async, columns, weights, unscorable, g, packed, backend, logged);
