@@ -70,7 +70,7 @@ function weightsOf(options: RankRewardAssemblyOptions, functions: number): Array
 
 /** K: the longest list (at least 1, as upstream's `max_len = 1` for all-empty outputs), or `ranks`. */
 function ranksOf(rows: number[][][], options: RankRewardAssemblyOptions): number {
-  const longest = Math.max(1, ...rows.flatMap((fn) => fn.map((r) => r.length)));
+  const longest = rows.reduce((max, fn) => fn.reduce((m, row) => Math.max(m, row.length), max), 1);
   if (options.ranks === undefined) return longest;
   const ranks = check.integer(`${FN} ranks`, options.ranks, 1);
   if (longest > ranks) {
