@@ -20,7 +20,7 @@ describe('TRL normalize_then_sum (GDPO) statistics', () => {
     expectClose(advantages, [0.22376027, -1.15456978, 0, 0.93080942, -0.67228155, 0.28499004, -1.05957312, 1.44686462]);
   });
 
-  it('reward / reward_std are the nanmean / nanstd of the weighted raw sum, not of the summed z-scores (L2745-2749)', () => {
+  it('reward / reward_std are the nanmean / nanstd of the weighted raw sum, not of the summed z-scores (L2746-2749)', () => {
     // rewards = nansum(R * w) with unscorable rows NaN: [1, 0, NaN, 1.5, 1, 1, 0.5, 2.5].
     const { stats } = groupAdvantagesSync(f32(GDPO_REWARDS), GDPO);
     expect(stats.rewardMean).toBeCloseTo(1.0714285, 6);
@@ -33,7 +33,7 @@ describe('TRL normalize_then_sum (GDPO) statistics', () => {
     expect(await groupAdvantages(f32(GDPO_REWARDS), GDPO)).toEqual(sync);
   });
 
-  it('with one generation per prompt every z-score is 0, so the batch std is 0 and counted (L2712, L2718-2720)', () => {
+  it('with one generation per prompt every z-score is 0, so the batch std is 0 and counted (L2713, L2718-2720)', () => {
     const { advantages, stats } = groupAdvantagesSync(f32([1, 0, 0, 1, 2, 2]), { ...GDPO, groupSize: 1, rewardWeights: [1, 1] });
     expectClose(advantages, [0, 0, 0]);
     expect(stats.rewardMean).toBeCloseTo(2, 12);
@@ -50,14 +50,14 @@ describe('TRL normalize_then_sum (GDPO) statistics', () => {
 });
 
 describe('TRL frac_reward_zero_std with one generation per prompt', () => {
-  it('a one-row group has std 0 and is counted (num_generations_eval = 1, L2686-2692)', () => {
+  it('a one-row group has std 0 and is counted (num_generations_eval = 1, L2687-2693, L2708)', () => {
     const { advantages, stats } = groupAdvantagesSync(f32([1, 0, NaN, 3]), { groupSize: 1 });
     expectClose(advantages, [0, 0, 0, 0]);
     expect(stats.fracRewardZeroStd).toBe(1);
     expect(groupAdvantagesSync(f32([1, 0, NaN, 3]), { groupSize: 1, scale: 'none' }).stats.fracRewardZeroStd).toBe(1);
   });
 
-  it('in "batch" mode only a batch of one row has std 0 (L2693-2699); a larger batch uses its global std', () => {
+  it('in "batch" mode only a batch of one row has std 0 (L2694-2699); a larger batch uses its global std', () => {
     expect(groupAdvantagesSync(f32([1]), { groupSize: 1, scale: 'batch' }).stats.fracRewardZeroStd).toBe(1);
     expect(groupAdvantagesSync(f32([1, 0, 3]), { groupSize: 1, scale: 'batch' }).stats.fracRewardZeroStd).toBe(0);
   });
@@ -73,7 +73,7 @@ describe('TRL frac_reward_zero_std with one generation per prompt', () => {
 });
 
 describe('reward weights with one reward function', () => {
-  it('weight 2 doubles the reward: unscaled advantages and reward stats double (L2683, L2745-2748)', () => {
+  it('weight 2 doubles the reward: unscaled advantages and reward stats double (L2683, L2746-2749)', () => {
     // rewards = R * 2 = [2, 0, 0, 2]; scale "none": A = r - mean = [1, -1, -1, 1]; reward 1, reward_std 1.1547.
     const { advantages, stats } = groupAdvantagesSync(f32([1, 0, 0, 1]), { groupSize: 4, scale: 'none', rewardWeights: [2] });
     expectClose(advantages, [1, -1, -1, 1]);

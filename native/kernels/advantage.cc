@@ -108,7 +108,7 @@ void cell_flags(const float* rewards, const Groups& groups, int64_t g, int32_t n
 }
 
 // TRL's is_std_zero: torch.isclose(std, 0), NaN is not close; the std of one row (num_generations_eval
-// = 1, or a batch of one in "batch" mode) is set to 0 (grpo_trainer.py L2686-2699). Same rule in advantage.cu.
+// = 1, or a batch of one in "batch" mode) is set to 0 (TRL grpo_trainer.py L2687-2699). Same rule in advantage.cu.
 bool zero_std_for_logging(double scale_std, int64_t rows) { return rows == 1 || std::fabs(scale_std) <= 1e-8; }
 
 // cells: also count the groups whose rewards are all equal / all zero (rank-wise stats).
