@@ -68,6 +68,13 @@ export {
   type TokenAdvantageOptions,
   type TokenAdvantageResult,
 } from './kernels/token-advantages.js';
+export {
+  assembleRankRewards,
+  type RewardFunctionOutput,
+  type RankRewardAssemblyOptions,
+  type AssembledRankRewards,
+} from './batch/rank-rewards.js';
+export { completionMask, type CompletionMaskOptions, type CompletionMask } from './batch/completion-mask.js';
 export * from './eval/index.js';
 export { sample, sampleSync, samplingProbs, samplingProbsSync, type SampleResult } from './kernels/sampling.js';
 export { SAMPLING_DEFAULTS, type SamplingOptions, type TokenLists, type TokenMask } from './kernels/sampling-params.js';

@@ -109,6 +109,20 @@ describe.runIf(gpu)('CUDA vs CPU', () => {
       expect(cuda.stats.fracRewardZeroStd).toBe(cpu.stats.fracRewardZeroStd);
     });
 
+    it('a one-row group counts as zero std on both (TRL num_generations_eval = 1)', () => {
+      const cases = [
+        [rewards.subarray(0, 64), { groupSize: 1 }, 1],
+        [rewards.subarray(0, 1), { groupSize: 1, scale: 'batch' }, 1],
+        [rewards.subarray(1, 4), { groupIds: Int32Array.of(0, 0, 1) }, 1 / 3],
+      ] as const;
+      for (const [r, options, frac] of cases) {
+        const cpu = groupAdvantagesSync(r, options);
+        const cuda = groupAdvantagesSync(r, { ...options, device: 'cuda' });
+        expect(cuda.advantages).toEqual(cpu.advantages);
+        expect([cuda.stats.fracRewardZeroStd, cpu.stats.fracRewardZeroStd]).toEqual([frac, frac]);
+      }
+    });
+
     it("rank-wise advantages are bitwise the CPU's", () => {
       const options = { candidates: 8, ranks: 16, singletonGroup: 'nan' } as const;
       expect(rankAdvantagesSync(rewards, { ...options, device: 'cuda' })).toEqual(rankAdvantagesSync(rewards, options));

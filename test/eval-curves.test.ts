@@ -38,11 +38,25 @@ describe('stepsToTarget', () => {
   });
 
   it('reached at the first point, never reached, lower-is-better', () => {
-    expect(stepsToTarget(a, b, 0).stepA).toBe(0);
+    const ahead = a.map((p) => ({ ...p, value: p.value + 0.2 }));
+    expect(stepsToTarget(ahead, b, 100).stepA).toBe(0);
     const never = stepsToTarget(b, a, 150);
     expect([never.stepA, never.ratio, never.timeA, never.timeRatio]).toEqual([null, null, null, null]);
     const loss = (curve: typeof a) => curve.map((p) => ({ step: p.step, value: 1 - p.value }));
     expect(stepsToTarget(loss(a), loss(b), 300, { better: 'lower' }).stepA).toBeCloseTo(137.5, 9);
+  });
+
+  it('is not defined when the baseline ends no better than it started, e.g. a target of 0', () => {
+    // B stays at recall 0: A "reaches" 0 at its first point (step 200 of 1000 used to read as a 0.20 ratio).
+    const flat = [{ step: 0, value: 0 }, { step: 500, value: 0 }, { step: 1000, value: 0 }];
+    const late = [{ step: 200, value: 0 }, { step: 600, value: 0.1 }];
+    const r = stepsToTarget(late, flat, 1000);
+    expect(r.target).toBe(0);
+    expect([r.defined, r.stepA, r.ratio, r.timeA, r.timeRatio]).toEqual([false, null, null, null, null]);
+    expect(stepsToTarget(a, b, 0).defined).toBe(false); // B's own first point
+    const worse = [{ step: 0, value: 0.5 }, { step: 100, value: 0.6 }];
+    expect(stepsToTarget(a, worse, 100, { better: 'lower' }).defined).toBe(false);
+    expect(stepsToTarget(a, b, 300).defined).toBe(true);
   });
 
   it('no time without time on both curves', () => {

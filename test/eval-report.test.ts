@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { seriesOf } from '../lib/eval/bootstrap.js';
 import { buildReport, writeReport, type ReportRun } from '../lib/eval/report.js';
 import { formatInterval, markdownTable } from '../lib/eval/report-markdown.js';
-import { renderSvg, validationSpec } from '../lib/eval/report-svg.js';
+import { renderSvg, traceSpec, validationSpec } from '../lib/eval/report-svg.js';
 import { GrpoError } from '../lib/errors.js';
 
 interface XmlNode {
@@ -98,6 +98,30 @@ describe('buildReport', () => {
     for (const f of report.figures) expect(parseXml(f.svg).name).toBe('svg');
     const bars = marks(parseXml(report.figures[2].svg), 'rect').flatMap((g) => g.children);
     expect(bars).toHaveLength(4);
+  });
+
+  it('steps to a target of 0 are "not defined", not a speed-up', async () => {
+    // the baseline stays at 0 up to step 1000; the other run is at 0 at its first validation, step 200
+    const zeroRuns: ReportRun[] = [
+      { name: 'stuck', validation: { recall: [{ step: 0, value: 0 }, { step: 1000, value: 0 }] } },
+      { name: 'late', validation: { recall: [{ step: 200, value: 0 }, { step: 600, value: 0.1 }] } },
+    ];
+    const { markdown } = await buildReport({ title: 'Zero', runs: zeroRuns });
+    expect(markdown).toContain('| late | 0.000 | not defined | — | — | — |');
+    expect(markdown).toContain('Not defined: stuck ended no better than its first validation');
+    expect(markdown).not.toMatch(/\| late \| 0\.000 \| 200 \| 0\.20 \|/);
+  });
+
+  it('trace figures start their x-axis at step 1: value i is step i + 1', async () => {
+    const spec = traceSpec('reward per step', 'reward', [{ run: 'a', values: Array.from({ length: 120 }, (_, i) => i / 120) }], 10);
+    expect((spec as { data: { values: Array<{ step: number }> } }).data.values.map((p) => p.step).slice(0, 2)).toEqual([1, 2]);
+    const svg = parseXml(await renderSvg(spec));
+    const labels = texts(svg);
+    expect(labels).toContain('120');
+    expect(labels).not.toContain('0'); // no step-0 tick: the axis spans steps 1 to 120
+    const path = marks(svg, 'line')[0].children.find((c) => c.name === 'path')!.attrs.d;
+    const xs = [...path.matchAll(/[ML](-?[0-9.]+),/g)].map((m) => Number(m[1]));
+    expect([xs[0], xs[xs.length - 1]]).toEqual([0, 520]); // step 1 at the left edge, step 120 at the right
   });
 
   it('writes report.md and the SVG files', async () => {

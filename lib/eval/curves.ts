@@ -24,6 +24,12 @@ export interface StepsToTarget {
   /** B's value at `stepB` (interpolated between B's points). */
   target: number;
   stepB: number;
+  /**
+   * False when the target is no better than B's first validation value (e.g. a recall target of 0):
+   * any run "reaches" it where it starts, so no step or speed-up is defined and stepA, ratio and the
+   * times are null.
+   */
+  defined: boolean;
   /** First step at which A reaches `target`, interpolated; null when it never does. */
   stepA: number | null;
   /** stepA / stepB (below 1: A gets there sooner); null when A never does. */
@@ -79,6 +85,7 @@ function firstReach(curve: readonly CurvePoint[], target: number, sign: number):
 /**
  * The step at which run A first reaches run B's value at `stepB`, by linear interpolation between A's
  * validation points, and the ratio stepA / stepB; the same in elapsed time when both curves carry it.
+ * Not defined (`defined: false`) when B did not improve on its first validation value by `stepB`.
  * @example stepsToTarget([{ step: 0, value: 0 }, { step: 100, value: 0.4 }], [{ step: 0, value: 0 }, { step: 200, value: 0.2 }], 200).stepA // 50
  */
 export function stepsToTarget(a: readonly CurvePoint[], b: readonly CurvePoint[], stepB: number, options: StepsToTargetOptions = {}): StepsToTarget {
@@ -88,12 +95,15 @@ export function stepsToTarget(a: readonly CurvePoint[], b: readonly CurvePoint[]
   checkCurve('b', b);
   const atB = curveAt(b, numberArg('stepB', stepB, Number.isFinite, 'finite'));
   if (!atB) throw new GrpoError('GRPO_VALUE_RANGE', `Expected stepB within curve b [${b[0].step}, ${b[b.length - 1].step}] but received ${stepB}`);
-  const reach = firstReach(a, atB.value, better === 'higher' ? 1 : -1);
+  const sign = better === 'higher' ? 1 : -1;
+  const defined = sign * (atB.value - b[0].value) > 0;
+  const reach = defined ? firstReach(a, atB.value, sign) : undefined;
   const timeB = hasTime(a) && hasTime(b) ? atB.time : null;
   const timeA = timeB === null || !reach ? null : reach[1];
   return {
     target: atB.value,
     stepB,
+    defined,
     stepA: reach ? reach[0] : null,
     ratio: reach && stepB !== 0 ? reach[0] / stepB : null,
     timeB,

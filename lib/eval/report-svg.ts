@@ -37,6 +37,8 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
 
 const runColor = { field: 'run', type: 'nominal', title: 'run' } as const;
 const stepAxis = { field: 'step', type: 'quantitative', title: 'step' } as const;
+/** Training steps count from 1: the axis spans the logged steps, neither padded to 0 nor rounded out. */
+const traceStepAxis = { ...stepAxis, scale: { zero: false, nice: false } } as const;
 
 /** What every figure shares: schema, title, size, look. */
 function frame(title: string, width: number | { step: number } = WIDTH) {
@@ -63,11 +65,11 @@ export function validationSpec(title: string, metric: string, points: readonly B
   } as TopLevelSpec;
 }
 
-/** A logged series per run: the raw values faint, their trailing mean (window `window`) bold. */
+/** A logged series per run (value i at step i + 1): the raw values faint, their trailing mean (window `window`) bold. */
 export function traceSpec(title: string, series: string, runs: ReadonlyArray<{ run: string; values: ArrayLike<number> }>, window: number): TopLevelSpec {
   const values = runs.flatMap(({ run, values: raw }) => {
     const smooth = trailingMean(raw, window);
-    return Array.from(raw, (value, step) => ({ run, step, value, mean: smooth[step] }));
+    return Array.from(raw, (value, i) => ({ run, step: i + 1, value, mean: smooth[i] })); // value i is step i + 1
   });
   return {
     ...frame(title),
@@ -75,9 +77,9 @@ export function traceSpec(title: string, series: string, runs: ReadonlyArray<{ r
     layer: [
       {
         mark: { type: 'line', opacity: 0.25, strokeWidth: 1 },
-        encoding: { x: stepAxis, y: { field: 'value', type: 'quantitative', title: series }, color: runColor },
+        encoding: { x: traceStepAxis, y: { field: 'value', type: 'quantitative', title: series }, color: runColor },
       },
-      { mark: { type: 'line', strokeWidth: 2.5 }, encoding: { x: stepAxis, y: { field: 'mean', type: 'quantitative' }, color: runColor } },
+      { mark: { type: 'line', strokeWidth: 2.5 }, encoding: { x: traceStepAxis, y: { field: 'mean', type: 'quantitative' }, color: runColor } },
     ],
   } as TopLevelSpec;
 }

@@ -23,7 +23,7 @@ export interface ReportRun {
   name: string;
   /** metric → validation curve (steps increasing) */
   validation?: Record<string, readonly ValidationPoint[]>;
-  /** logged series, one value per step (reward, completion length, zero-reward fraction, …) */
+  /** logged series, one value per training step, the first at step 1 (reward, completion length, zero-reward fraction, …) */
   traces?: Record<string, ArrayLike<number>>;
   /** final evaluation: metric → per-request series (one set of requests per run; the same in every run for paired differences) */
   final?: Record<string, RequestSeries>;
@@ -136,16 +136,21 @@ function stepsSection(c: Context): string[] {
   const base = metric === undefined ? undefined : c.baseline.validation?.[metric];
   if (!base || base.length === 0) return [];
   const stepB = base[base.length - 1].step;
-  const rows = c.others.filter((run) => run.validation?.[metric]?.length).map((run) => {
-    const r = stepsToTarget(run.validation![metric], base, stepB);
+  const results = c.others.filter((run) => run.validation?.[metric]?.length)
+    .map((run) => ({ run: run.name, r: stepsToTarget(run.validation![metric], base, stepB) }));
+  if (results.length === 0) return [];
+  const rows = results.map(({ run, r }) => {
     const target = formatNumber(r.target, c.digits);
-    return [run.name, target, formatNumber(r.stepA, 0), formatNumber(r.ratio, 2), formatNumber(r.timeA, 0), formatNumber(r.timeRatio, 2)];
+    if (!r.defined) return [run, target, 'not defined', '—', '—', '—'];
+    return [run, target, formatNumber(r.stepA, 0), formatNumber(r.ratio, 2), formatNumber(r.timeA, 0), formatNumber(r.timeRatio, 2)];
   });
-  if (rows.length === 0) return [];
+  const undefinedNote = results.some(({ r }) => !r.defined)
+    ? ` Not defined: ${c.baseline.name} ended no better than its first validation (e.g. a target of 0), which every run reaches where it starts.`
+    : '';
   return [
     `## Steps to target: ${metric}`,
     `The step (and elapsed time) at which each run first reaches the ${metric} of ${c.baseline.name} at its last validation step ` +
-      `(${stepB}), linear between validation points; ratio = run / ${c.baseline.name}.`,
+      `(${stepB}), linear between validation points; ratio = run / ${c.baseline.name}.${undefinedNote}`,
     markdownTable(['run', 'target', 'step', 'step ratio', 'time', 'time ratio'], rows),
   ];
 }

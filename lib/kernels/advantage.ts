@@ -34,11 +34,13 @@ export interface GroupAdvantageOptions extends NormalizeOptions {
   groupIds?: Int32Array;
   /** R: rewards is [B, R] with one column per reward function. @defaultValue 1 */
   objectives?: number;
-  /** Weight per reward function [R] (TRL `reward_weights`). @defaultValue all 1 */
+  /** Weight per reward function [R] (TRL `reward_weights`), also with one function. @defaultValue all 1 */
   rewardWeights?: ArrayLike<number>;
   /**
    * `"sumThenNormalize"`: weighted nansum, then normalise (TRL default); `"normalizeThenSum"`: normalise each
-   * function per group, weighted nansum, then always normalise over the batch (TRL GDPO). @defaultValue "sumThenNormalize"
+   * function per group, weighted nansum, then always normalise over the batch (TRL GDPO; `scale` is not used).
+   * Either way a row whose rewards are all NaN is unscorable: it leaves every statistic and gets A = 0, and
+   * the stats' `rewardMean` / `rewardStd` are those of the weighted raw sum. @defaultValue "sumThenNormalize"
    */
   multiObjective?: 'sumThenNormalize' | 'normalizeThenSum';
 }
@@ -53,11 +55,14 @@ export interface RankAdvantageOptions extends NormalizeOptions {
 
 /** Statistics of {@link groupAdvantages}, named as TRL logs them. */
 export interface AdvantageStats {
-  /** Mean of the scorable rewards (TRL `reward`). */
+  /** Mean of the weighted sum of the raw rewards over the scorable rows (TRL `reward`). */
   rewardMean: number;
-  /** Unbiased std of the scorable rewards over the whole batch (TRL HEAD `reward_std`). */
+  /** Unbiased std of the same weighted sum over the whole batch (TRL HEAD `reward_std`). */
   rewardStd: number;
-  /** Fraction of samples whose scaling std is ≈ 0 (TRL `frac_reward_zero_std`; global std in `"batch"` mode). */
+  /**
+   * Fraction of samples whose scaling std is ≈ 0 (TRL `frac_reward_zero_std`; global std in `"batch"` mode);
+   * as TRL sets it, the std of a one-row group (`num_generations_eval = 1`) is 0.
+   */
   fracRewardZeroStd: number;
 }
 
@@ -142,17 +147,34 @@ function callGroups(async: boolean, rewards: Float32Array, g: Grouping, packed: 
 
 /** Column f of rewards [B, R]. */
 function column(rewards: Float32Array, objectives: number, f: number): Float32Array {
-  return Float32Array.from({ length: rewards.length / objectives }, (_, i) => rewards[i * objectives + f]);
+  const out = new Float32Array(rewards.length / objectives); // [B]
+  for (let i = 0; i < out.length; i++) out[i] = rewards[i * objectives + f];
+  return out;
 }
 
-/** Σ_f w_f·x[i,f] skipping NaN; NaN when every x[i,·] is NaN and `allNanIsNaN`. */
-function weightedNanSum(columns: Float32Array[], weights: ArrayLike<number>, allNanIsNaN: boolean): Float32Array {
-  return Float32Array.from({ length: columns[0].length }, (_, i) => {
-    let sum = 0;
-    let scored = false;
-    columns.forEach((c, f) => { if (!Number.isNaN(c[i])) { sum += weights[f] * c[i]; scored = true; } });
-    return scored || !allNanIsNaN ? sum : NaN;
+/** Σ_f w_f·x[i,f] skipping NaN (torch nansum, in float32); NaN on the rows where `unscorable` is set. */
+function weightedNanSum(columns: Float32Array[], weights: ArrayLike<number>, unscorable: Uint8Array): Float32Array {
+  const sum = new Float32Array(unscorable.length); // [B]
+  columns.forEach((c, f) => {
+    for (let i = 0; i < c.length; i++) if (c[i] === c[i]) sum[i] += weights[f] * c[i];
   });
+  for (let i = 0; i < sum.length; i++) if (unscorable[i]) sum[i] = NaN;
+  return sum;
+}
+
+/** w·r for one reward function: an unscorable (NaN) reward stays NaN. */
+function scaled(rewards: Float32Array, weight: number): Float32Array {
+  if (weight === 1) return rewards;
+  const out = new Float32Array(rewards.length); // [B]
+  for (let i = 0; i < out.length; i++) out[i] = weight * rewards[i];
+  return out;
+}
+
+/** [B] 1 where every reward function returned None (NaN): TRL's `unscorable_mask`. */
+function unscorableRows(columns: Float32Array[]): Uint8Array {
+  const unscorable = new Uint8Array(columns[0].length).fill(1); // [B]
+  for (const c of columns) for (let i = 0; i < c.length; i++) if (c[i] === c[i]) unscorable[i] = 0;
+  return unscorable;
 }
 
 function weightsOf(fn: string, o: GroupAdvantageOptions, objectives: number): ArrayLike<number> {
@@ -163,7 +185,27 @@ function weightsOf(fn: string, o: GroupAdvantageOptions, objectives: number): Ar
   return w;
 }
 
-function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions | undefined) {
+type GroupResult = AdvantageResult<AdvantageStats> | Promise<AdvantageResult<AdvantageStats>>;
+
+/**
+ * GDPO (TRL `normalize_then_sum`, grpo_trainer.py L2710-2720): per-function group z-scores (scale "group"),
+ * their weighted nansum (NaN on unscorable rows, which then leave the batch statistics), then one
+ * batch-wide normalisation. `reward` / `reward_std` stay those of the weighted raw sum (`logged`).
+ */
+function normalizeThenSum(async: boolean, columns: Float32Array[], weights: ArrayLike<number>, unscorable: Uint8Array,
+  g: Grouping, packed: Float64Array, backend: GroupBackend, logged: AdvantageStats): GroupResult {
+  const perFunction = Float64Array.from(packed);
+  perFunction[0] = SCALES.indexOf('group');
+  const z = columns.map((c) => (callGroups(false, c, g, perFunction, backend) as AdvantageResult<AdvantageStats>).advantages);
+  const summed = weightedNanSum(z, weights, unscorable);
+  const whole: Grouping = { groupSize: summed.length || 1, groupIds: null, numGroups: 1 };
+  const withLoggedStats = (r: AdvantageResult<AdvantageStats>) =>
+    ({ advantages: r.advantages, stats: { ...logged, fracRewardZeroStd: r.stats.fracRewardZeroStd } });
+  const batch = callGroups(async, summed, whole, perFunction, backend);
+  return batch instanceof Promise ? batch.then(withLoggedStats) : withLoggedStats(batch);
+}
+
+function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions | undefined): GroupResult {
   const fn = 'groupAdvantages';
   check.knownKeys(fn, options, GROUP_KEYS);
   const o = options ?? {};
@@ -175,18 +217,16 @@ function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions 
   const packed = packNormalize(fn, o);
   const g = grouping(fn, r.length / objectives, o);
   const backend = kernelBinding(fn, o.device, 'groupAdvantages');
-  if (objectives === 1) return callGroups(async, r, g, packed, backend);
   const weights = weightsOf(fn, o, objectives);
-  const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
   const mode = check.oneOf(`${fn} multiObjective`, o.multiObjective ?? ADVANTAGE_DEFAULTS.multiObjective,
     ['sumThenNormalize', 'normalizeThenSum'] as const);
-  if (mode === 'sumThenNormalize') return callGroups(async, weightedNanSum(columns, weights, true), g, packed, backend);
-  // GDPO: per-function group z-scores (scale "group" always), then one batch-wide normalisation.
-  const perFunction = Float64Array.from(packed);
-  perFunction[0] = SCALES.indexOf('group');
-  const z = columns.map((c) => (callGroups(false, c, g, perFunction, backend) as AdvantageResult<AdvantageStats>).advantages);
-  const summed = weightedNanSum(z, weights, false);
-  return callGroups(async, summed, { groupSize: summed.length || 1, groupIds: null, numGroups: 1 }, perFunction, backend);
+  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, packed, backend);
+  const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
+  const unscorable = unscorableRows(columns);
+  const weightedSum = weightedNanSum(columns, weights, unscorable); // [B]
+  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, packed, backend);
+  const logged = (callGroups(false, weightedSum, g, packed, backend) as AdvantageResult<AdvantageStats>).stats;
+  return normalizeThenSum(async, columns, weights, unscorable, g, packed, backend, logged);
 }
 
 /**

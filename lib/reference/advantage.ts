@@ -44,7 +44,9 @@ export function normalizeGroupsReference(
     const vs = values(rewards, members, o);
     const group = nanMeanStd(vs);
     const std = o.scale === 'batch' ? batchStd : group.std;
-    if (Math.abs(std) <= 1e-8) zeroStd += members.length;
+    // TRL is_std_zero: isclose(std, 0); the std of one row (num_generations_eval = 1) is 0.
+    const rows = o.scale === 'batch' ? rewards.length : members.length;
+    if (rows === 1 || Math.abs(std) <= 1e-8) zeroStd += members.length;
     members.forEach((i, j) => { out[i] = advantageOf(vs[j], group, std, o); });
   }
   return { advantages: out, fracZeroStd: zeroStd / rewards.length };

@@ -101,13 +101,17 @@ __global__ void __launch_bounds__(kBatchThreads) batch_kernel(const float* rewar
     *out = {mean, valid >= 2 ? sqrt(squares / static_cast<double>(valid - 1)) : CUDART_NAN, static_cast<int64_t>(valid)};
 }
 
-__global__ void group_kernel(const float* rewards, GroupView v, grpo_advantage_options o, const Stat* batch, float* out,
-                             Counters* counters) {
+// TRL's is_std_zero, as zero_std_for_logging in native/kernels/advantage.cc: the std of one row is 0.
+__device__ bool zero_std_for_logging(double scale_std, int64_t rows) { return rows == 1 || fabs(scale_std) <= 1e-8; }
+
+__global__ void group_kernel(const float* rewards, int64_t n, GroupView v, grpo_advantage_options o, const Stat* batch,
+                             float* out, Counters* counters) {
   for (int64_t g = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; g < v.count;
        g += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const Stat group = group_stat(rewards, v, g, o.nan_rewards);
     const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch->std : group.std;
-    if (fabs(scale_std) <= 1e-8) atomicAdd(&counters->zero_std, static_cast<unsigned long long>(v.members(g)));
+    if (zero_std_for_logging(scale_std, o.scale == GRPO_ADV_SCALE_BATCH ? n : v.members(g)))
+      atomicAdd(&counters->zero_std, static_cast<unsigned long long>(v.members(g)));
     const double inverse = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon);
     double first = CUDART_NAN;
     bool equal = true, zero = true;
@@ -134,7 +138,7 @@ void normalize(const float* rewards, int64_t n, GroupView view, const grpo_advan
   counters.zero();
   KernelTimer timer;
   batch_kernel<<<1, kBatchThreads>>>(d_rewards.get(), n, o.nan_rewards, batch.get());
-  group_kernel<<<blocks_for(view.count), kThreads>>>(d_rewards.get(), view, o, batch.get(), d_out.get(), counters.get());
+  group_kernel<<<blocks_for(view.count), kThreads>>>(d_rewards.get(), n, view, o, batch.get(), d_out.get(), counters.get());
   check_launch("advantages");
   timer.stop();
   d_out.download(advantages);

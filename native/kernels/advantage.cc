@@ -107,6 +107,10 @@ void cell_flags(const float* rewards, const Groups& groups, int64_t g, int32_t n
   }
 }
 
+// TRL's is_std_zero: torch.isclose(std, 0), NaN is not close; the std of one row (num_generations_eval
+// = 1, or a batch of one in "batch" mode) is set to 0 (TRL grpo_trainer.py L2687-2699). Same rule in advantage.cu.
+bool zero_std_for_logging(double scale_std, int64_t rows) { return rows == 1 || std::fabs(scale_std) <= 1e-8; }
+
 // cells: also count the groups whose rewards are all equal / all zero (rank-wise stats).
 template <typename Groups>
 void normalize(const float* rewards, int64_t n, const Groups& groups, const grpo_advantage_options& o, bool cells,
@@ -117,7 +121,8 @@ void normalize(const float* rewards, int64_t n, const Groups& groups, const grpo
   for (int64_t g = 0; g < groups.count(); ++g) {
     const Stat group = group_stat(rewards, groups, g, o.nan_rewards);
     const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch.std : group.std;
-    if (std::fabs(scale_std) <= 1e-8) zero_std += groups.size(g);  // torch.isclose(std, 0); NaN is not close
+    const int64_t rows = o.scale == GRPO_ADV_SCALE_BATCH ? n : groups.size(g);
+    if (zero_std_for_logging(scale_std, rows)) zero_std += groups.size(g);
     const double inverse = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon);
     write_group(rewards, groups, g, group, inverse, o, out);
     if (!cells) continue;
