@@ -16,6 +16,8 @@ export interface TrainerState {
   step: number;
   /** Training seconds so far. */
   elapsed: number;
+  /** Prompt + completion tokens so far (TRL `num_tokens`; absent in checkpoints written before it was logged). */
+  numTokens?: number;
   validation: ValidationState;
   stopReason: StopReason | null;
   /** The sampler is a pure function of (unit, seed, batch size, position): the data cursor. */
