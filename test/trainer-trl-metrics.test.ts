@@ -42,7 +42,7 @@ describe('TRL HEAD reward metrics (trl/trainer/grpo_trainer.py L2679–2720, L27
   });
 });
 
-describe('Rank-GRPO reward metrics (yaochenzhu/Rank-GRPO libs/trl/rank_grpo_trainer.py L1795–1796, L1882–1885)', () => {
+describe('Rank-GRPO reward metrics (yaochenzhu/Rank-GRPO libs/trl/rank_grpo_trainer.py L1796–1797, L1883–1886)', () => {
   it('mean of the (group, rank) means and stds; a group counts as zero-std when its rank-averaged std is 0', () => {
     // G = 2, S = 2, K = 2. Group 0: rank 1 [1, 0] (mean 0.5, std √0.5), rank 2 [0, 0]. Group 1: all 1.
     const m = rankRewardMetrics(Float32Array.of(1, 0, 0, 0, 1, 1, 1, 1), 2, 2);

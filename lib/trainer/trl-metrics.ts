@@ -1,5 +1,6 @@
 // The quantities TRL's GRPOTrainer logs, under TRL's flat names, computed as TRL computes them: each row of
 // metrics.jsonl carries them beside the trainer's own fields (docs/trainer.md, "Metrics a TRL user can read").
+// Line numbers: huggingface/trl at f2cd577 (2026-07-24), yaochenzhu/Rank-GRPO at 0808d82.
 import type { PolicyLossStats } from '../kernels/loss.js';
 
 /** Reward metrics: `reward`, `reward_std`, `frac_reward_zero_std` and `rewards/<fn>/mean` per reward function. */
@@ -63,7 +64,7 @@ export function sequenceRewardMetrics(rewards: Float32Array, groupSize: number, 
 
 /**
  * Rank-GRPO's reward metrics of rank rewards [G, S, K] (yaochenzhu/Rank-GRPO libs/trl/rank_grpo_trainer.py
- * L1795–1796, L1882–1885): `reward` = mean over (group, rank) of the group means, `reward_std` = mean over
+ * L1796–1797, L1883–1886): `reward` = mean over (group, rank) of the group means, `reward_std` = mean over
  * (group, rank) of the group stds (ddof 1), `frac_reward_zero_std` = share of groups whose rank-averaged std is 0.
  */
 export function rankRewardMetrics(rewards: Float32Array, candidates: number, ranks: number): TrlRewardMetrics {
