@@ -13,6 +13,7 @@ import { resolveConfig, resolvedOptions } from '../lib/trainer/recipes.js';
 import { rowMask, type Rollout } from '../lib/trainer/rollout.js';
 import { arithmeticData, ccrTask } from '../lib/trainer/task-ccr.js';
 import { createTask } from '../lib/trainer/tasks.js';
+import { resume } from '../lib/trainer/resume.js';
 import { train } from '../lib/trainer/train.js';
 import { tempRunRoot, tinyMoviesDir, tinyPolicy, tinyTokenizer } from './helpers/trainer.js';
 
@@ -93,6 +94,10 @@ describe('scoring at the rollout temperature (TRL and verl divide the logits by 
   });
 });
 
+it('a rollout temperature of 0 is refused by the config (log-probs are scored at logits / T)', () => {
+  expect(() => resolveConfig({ recipe: 'grpo', generation: { temperature: 0 } })).toThrow(expect.objectContaining({ code: 'GRPO_VALUE_RANGE' }));
+});
+
 describe('recipes reproduce their preset whole', () => {
   const expected = {
     'rank-grpo': presets.rankGrpo, remark: presets.remark, 'remark-mean': presets.remark, ccr: presets.trl, grpo: presets.trl,
@@ -147,6 +152,23 @@ describe('KL stop with β = 0', () => {
       expect(row.kl).toBe(row.lossStats.kl);
       expect(row.loss).toBe(row.lossStats.policyLoss); // β = 0: the KL is not in the loss
     }
+  });
+
+  it('a resumed run reloads the reference the KL stop measures against', async () => {
+    const moviesDir = tinyMoviesDir([1, 2, 1], 1);
+    const config = resolveConfig({
+      recipe: 'rank-grpo', ...recommendBase(moviesDir), steps: 3, checkpointEvery: 1, loss: { beta: 0, isLevel: 'token' },
+      validation: { every: 0, klThreshold: 1e6 },
+    });
+    const runDir = join(tempRunRoot(), 'kl0-resume');
+    const stop = { requested: false };
+    const loadPolicy = (d: string) => BuiltinPolicy.load(d);
+    await train({ config, policy: await tinyPolicy(), runDir, loadPolicy, stop, onEvent: (e) => e.type === 'step' && (stop.requested = true), skipTest: true });
+    const resumed = await resume(runDir, { loadPolicy, skipTest: true });
+    expect(resumed.steps).toBe(3);
+    const rows = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.step)).toEqual([1, 2, 3]);
+    rows.forEach((row) => expect(Number.isFinite(row.lossStats.kl)).toBe(true));
   });
 
   it('a step without a reference refuses a KL stop instead of ignoring it', async () => {

@@ -238,6 +238,10 @@ export function mergeConfig(base: TrainerConfig, ...layers: readonly unknown[]):
   for (const layer of layers) merged = mergeChecked(merged, layer, '');
   const config = merged as unknown as TrainerConfig;
   resolveLossOptions(config.loss);
+  if (!(config.generation.temperature > 0)) {
+    // every log-prob of the loss is scored at this temperature (logits / T)
+    throw new GrpoError('GRPO_VALUE_RANGE', `config "generation.temperature": expected a number > 0 but received ${config.generation.temperature}`);
+  }
   if (config.validation.metric === '') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'config "validation.metric": expected a metric name');
   return config;
 }

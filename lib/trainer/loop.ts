@@ -99,8 +99,8 @@ export function grpoLoss(
  * True when a run needs the frozen reference: a KL term (β > 0), or a KL stop (validation.klThreshold > 0), which
  * measures the KL to the reference at every step without adding it to the loss when β = 0.
  */
-export function needsReference(config: TrainerConfig): boolean {
-  return (resolveLossOptions(config.loss).beta as number) > 0 || config.validation.klThreshold > 0;
+export function needsReference(config: TrainerConfig, loss: PolicyLossOptions = config.loss): boolean {
+  return (resolveLossOptions(loss).beta as number) > 0 || config.validation.klThreshold > 0;
 }
 
 /**
@@ -112,7 +112,7 @@ async function storedScores(ctx: StepContext, batch: SequenceBatch, rollout: Rol
   const options = { temperature: ctx.config.generation.temperature };
   return {
     old: ctx.config.policyUpdates > 1 ? pad(await ctx.policy.score(batch, options)) : undefined,
-    ref: ctx.reference && needsReference(ctx.config) ? pad(await ctx.reference.score(batch, options)) : undefined,
+    ref: ctx.reference && needsReference(ctx.config, ctx.lossOptions) ? pad(await ctx.reference.score(batch, options)) : undefined,
   };
 }
 
@@ -136,7 +136,7 @@ export function policyDevice(policy: Policy): string {
  */
 export async function trainStep(ctx: StepContext, step: number, elapsedBefore: number, tokensBefore = 0): Promise<StepRecord> {
   const { config, policy, task } = ctx;
-  if (needsReference(config) && !ctx.reference) {
+  if (needsReference(config, ctx.lossOptions) && !ctx.reference) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', 'trainStep: loss.beta > 0 or validation.klThreshold > 0 needs a frozen reference policy (StepContext.reference)');
   }
   const clock = new Stopwatch();
