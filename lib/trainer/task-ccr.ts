@@ -48,6 +48,7 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
   const groups = packGroups(data.train, { n, order: 'shuffled', seed: config.seed >>> 0 });
   const sampler = new PromptSampler(groups.map(() => 1), { unit: 'requests', batchSize: config.groups, seed: config.seed });
   const rewardOptions = { wAcc: config.rewards.wAcc, wFmt: config.rewards.wFmt };
+  const options = resolvedOptions(config);
 
   return {
     epochOf: (step) => sampler.batch(step)[0].epoch,
@@ -71,7 +72,6 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
       };
     },
     advantages(rewards, rollout) {
-      const options = resolvedOptions(config);
       const { advantages } = groupAdvantagesSync(rewards.rewards, { ...options.advantages, groupSize: S });
       const prefixEnd = Int32Array.from(rollout.completions, (ids, b) => rewards.rewardPrefixEnd[b] === 0 && config.advantages.unanswered === 'keep'
         ? ids.length // capped before any answer: the whole row stays in the loss

@@ -86,6 +86,7 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
   const rewardOptions = { k: ranks, target: recipe.target, shape: config.rewards.shape, yearTolerance: config.rewards.yearTolerance, catalog };
   const evalOptions: RecEvalOptions = { ks: [ranks], yearTolerance: config.rewards.yearTolerance, catalog, popularity: data.popularity };
   const S = config.candidates;
+  const options = resolvedOptions(config);
 
   return {
     epochOf: (step) => sampler.batch(step)[0].epoch,
@@ -114,7 +115,6 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
       };
     },
     advantages(rewards, rollout) {
-      const options = resolvedOptions(config);
       const { advantages, stats } = rankAdvantagesSync(rewards.rewards, { ...options.advantages, candidates: S, ranks });
       const { segments, eos, misaligned } = segmentRollout(rewards, rollout, tokenizer, ranks);
       const tokens = tokenAdvantagesSync({ advantages, mask: rollout.mask, segments, eosPositions: eos }, options.tokenAdvantages);
