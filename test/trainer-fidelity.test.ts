@@ -1,7 +1,7 @@
 // The training loop against what it claims to reproduce (issue 14, "The training loop"): scoring at the
 // rollout temperature, recipes that carry their preset whole, the KL stop at β = 0, the length reward and
 // the CCR rows capped before any answer.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { presets } from '../lib/kernels/presets.js';
@@ -169,6 +169,23 @@ describe('KL stop with β = 0', () => {
     const rows = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(rows.map((r) => r.step)).toEqual([1, 2, 3]);
     rows.forEach((row) => expect(Number.isFinite(row.lossStats.kl)).toBe(true));
+  });
+
+  it('a run whose config.json predates the new options resumes with their defaults (no length reward)', async () => {
+    const moviesDir = tinyMoviesDir([1, 2, 1], 1);
+    const config = resolveConfig({ recipe: 'remark', ...recommendBase(moviesDir), steps: 2, checkpointEvery: 1, rewards: { ranks: 3, catalog: 'none', lengthWeight: 0 }, validation: { every: 0 } });
+    const runDir = join(tempRunRoot(), 'old-config');
+    const stop = { requested: false };
+    const loadPolicy = (d: string) => BuiltinPolicy.load(d);
+    await train({ config, policy: await tinyPolicy(), runDir, loadPolicy, stop, onEvent: (e) => e.type === 'step' && (stop.requested = true), skipTest: true });
+    const saved = JSON.parse(readFileSync(join(runDir, 'config.json'), 'utf8'));
+    delete saved.rewards.lengthWeight;
+    delete saved.advantages.unanswered;
+    writeFileSync(join(runDir, 'config.json'), JSON.stringify(saved));
+    await resume(runDir, { loadPolicy, skipTest: true });
+    const rows = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.step)).toEqual([1, 2]);
+    expect(Number.isFinite(rows[1].reward)).toBe(true);
   });
 
   it('a step without a reference refuses a KL stop instead of ignoring it', async () => {
