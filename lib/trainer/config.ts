@@ -37,6 +37,11 @@ export interface RewardConfig {
   wAcc: number;
   /** CCR: weight of the format term. @defaultValue 1 */
   wFmt: number;
+  /**
+   * Recommendation: weight of the length reward −min(1, |items − K| / K), added to the rank-1 reward (how Rank-GRPO's
+   * `_calculate_rewards` places a scalar reward function). @defaultValue 0 (rank-grpo), 1 (remark, remark-mean)
+   */
+  lengthWeight: number;
 }
 
 /** Advantages (normalisation and placement on tokens). */
@@ -45,10 +50,25 @@ export interface AdvantageConfig {
   scale: 'group' | 'batch' | 'none';
   /** Added to the std. @defaultValue 1e-4 */
   stdEpsilon: number;
+  /** A group with fewer than two scorable rewards: A = 0 (TRL), mean 0 / std 1 (verl) or NaN (torch.std: Rank-GRPO). @defaultValue "zero" (recommendation recipes "nan") */
+  singletonGroup: 'zero' | 'raw' | 'nan';
+  /** NaN rewards: excluded from the statistics (TRL HEAD) or counted as 0 (TRL 0.21, Rank-GRPO). @defaultValue "exclude" (recommendation recipes "asZero") */
+  nanRewards: 'exclude' | 'asZero';
   /** Recommendation: Rank-GRPO length shaping (end-of-list bonus, overflow and early-stop penalties). @defaultValue true */
   lengthShaping: boolean;
-  /** CCR: loss of truncated completions: keep, drop them, or drop only the unfinished suffix. @defaultValue "keep" */
+  /** Recommendation: added to the EOS advantage of a list of exactly K items. @defaultValue 0.1 */
+  endOfList: number;
+  /** Recommendation: added to the advantage of every token of an item past K. @defaultValue -0.1 */
+  extraToken: number;
+  /** Recommendation: added to the EOS advantage of a list that stopped before K items. @defaultValue -0.1 */
+  earlyStop: number;
+  /** CCR: loss of truncated completions: keep, drop them, or drop only the unfinished suffix. @defaultValue "keep" (ccr "dropSuffix") */
   truncation: 'keep' | 'dropTruncated' | 'dropSuffix';
+  /**
+   * CCR with `truncation: "dropSuffix"`: a completion capped before any complete labelled answer (its whole text is
+   * the unfinished suffix) `"keep"`s its row in the loss, so its advantage reaches the update, or `"drop"`s it. @defaultValue "keep"
+   */
+  unanswered: 'keep' | 'drop';
 }
 
 /** Validation, checkpoint selection and stopping. */
@@ -61,7 +81,10 @@ export interface ValidationConfig {
   metric: string;
   /** Stop after this many steps without a better validation value; 0 = never. @defaultValue 1500 */
   patience: number;
-  /** Stop when the mean KL to the reference at a step exceeds this; 0 = never. @defaultValue 0 */
+  /**
+   * Stop when the mean KL to the reference at a step exceeds this; 0 = never. The KL is measured against the frozen
+   * reference at every step whenever this is set, also with β = 0 (then it is monitored, not added to the loss). @defaultValue 0
+   */
   klThreshold: number;
 }
 
@@ -129,8 +152,11 @@ export const TRAINER_DEFAULTS: Readonly<TrainerConfig> = deepFreeze({
   evalMaxNewTokens: 0,
   testPrompts: 0,
   generation: { maxNewTokens: 160, temperature: 1, topK: 0, topP: 1 },
-  rewards: { ranks: 20, shape: 'hit', yearTolerance: 2, catalog: 'full', problems: 3, wAcc: 2, wFmt: 1 },
-  advantages: { scale: 'group', stdEpsilon: 1e-4, lengthShaping: true, truncation: 'keep' },
+  rewards: { ranks: 20, shape: 'hit', yearTolerance: 2, catalog: 'full', problems: 3, wAcc: 2, wFmt: 1, lengthWeight: 0 },
+  advantages: {
+    scale: 'group', stdEpsilon: 1e-4, singletonGroup: 'zero', nanRewards: 'exclude',
+    lengthShaping: true, endOfList: 0.1, extraToken: -0.1, earlyStop: -0.1, truncation: 'keep', unanswered: 'keep',
+  },
   loss: {},
   validation: { every: 250, prompts: 0, metric: '', patience: 1500, klThreshold: 0 },
   data: { moviesDir: '', arithmeticTrain: 6000, arithmeticEval: 300, arithmeticMaxSteps: 4, arithmeticSeed: 0 },
@@ -146,7 +172,13 @@ const CHOICES: Record<string, readonly string[]> = {
   'rewards.catalog': ['full', 'benchmark', 'none'],
   'advantages.scale': ['group', 'batch', 'none'],
   'advantages.truncation': ['keep', 'dropTruncated', 'dropSuffix'],
+  'advantages.singletonGroup': ['zero', 'raw', 'nan'],
+  'advantages.nanRewards': ['exclude', 'asZero'],
+  'advantages.unanswered': ['keep', 'drop'],
 };
+
+/** Number fields that may be negative (advantage shaping terms). */
+const SIGNED = new Set(['advantages.endOfList', 'advantages.extraToken', 'advantages.earlyStop']);
 
 /** Integer fields and their smallest value. */
 const INTEGERS: Record<string, number> = {
@@ -175,7 +207,7 @@ function checkLeaf(path: string, value: unknown, fallback: unknown): void {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) fail('a finite number');
     if (path in INTEGERS && (!Number.isInteger(value) || value < INTEGERS[path])) fail(`an integer >= ${INTEGERS[path]}`);
-    if (!(path in INTEGERS) && value < 0) fail('a number >= 0');
+    if (!(path in INTEGERS) && !SIGNED.has(path) && value < 0) fail('a number >= 0');
   }
 }
 
@@ -206,6 +238,10 @@ export function mergeConfig(base: TrainerConfig, ...layers: readonly unknown[]):
   for (const layer of layers) merged = mergeChecked(merged, layer, '');
   const config = merged as unknown as TrainerConfig;
   resolveLossOptions(config.loss);
+  if (!(config.generation.temperature > 0)) {
+    // every log-prob of the loss is scored at this temperature (logits / T)
+    throw new GrpoError('GRPO_VALUE_RANGE', `config "generation.temperature": expected a number > 0 but received ${config.generation.temperature}`);
+  }
   if (config.validation.metric === '') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'config "validation.metric": expected a metric name');
   return config;
 }

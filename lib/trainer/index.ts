@@ -1,7 +1,8 @@
 // The GRPO trainer: recipes, the loop over the Policy interface, run directories, resuming, SFT, reports.
 export { mergeConfig, RECIPE_NAMES, setPath, TRAINER_DEFAULTS, type AdvantageConfig, type ConfigInput, type DataConfig, type GenerationConfig, type RecipeName, type RewardConfig, type TrainerConfig, type ValidationConfig } from './config.js';
-export { RECIPES, recipeOf, resolveConfig, type Recipe, type TaskKind } from './recipes.js';
-export { grpoLoss, trainStep, type PhaseTimes, type StepContext, type StepRecord } from './loop.js';
+export { presetDefaults, RECIPES, recipeOf, resolveConfig, resolvedOptions, type Recipe, type ResolvedOptions, type TaskKind } from './recipes.js';
+export { rankRewardMetrics, rewardFunctionMeans, sequenceRewardMetrics, trlStepMetrics, type TrlRewardMetrics, type TrlStepMetrics } from './trl-metrics.js';
+export { grpoLoss, needsReference, trainStep, type PhaseTimes, type StepContext, type StepFields, type StepRecord } from './loop.js';
 export { encodePrompt, generateRollout, greedyCompletions, type Rollout } from './rollout.js';
 export type { EvalSplit, Evaluation, Signal, StepStats, Task } from './task.js';
 export { ccrTask, arithmeticData, type ArithmeticData } from './task-ccr.js';

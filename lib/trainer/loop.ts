@@ -1,18 +1,20 @@
 // One GRPO step over the Policy interface: sample → generate → rewards → advantages → score (old and
 // reference log-probs) → loss → backward and optimizer step, μ times per batch of rollouts.
 import { mixSeed } from '../data/rng.js';
-import { policyLossSync, type PolicyLossOptions, type PolicyLossStats } from '../kernels/loss.js';
+import { GrpoError } from '../errors.js';
+import { policyLossSync, resolveLossOptions, type PolicyLossOptions, type PolicyLossStats } from '../kernels/loss.js';
 import type { LossFunction, Policy, ScoreResult, SequenceBatch } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
 import { generateRollout, padRows, unpadRows, type Rollout } from './rollout.js';
 import type { Signal, StepStats, Task } from './task.js';
+import { trlStepMetrics, type TrlStepMetrics } from './trl-metrics.js';
 
 /** Seconds spent in each phase of a step (wall time). */
 export interface PhaseTimes {
   generate: number;
   reward: number;
   advantage: number;
-  /** old (μ > 1) and reference (β > 0) log-probs */
+  /** old (μ > 1) and reference (β > 0 or a KL stop) log-probs */
   score: number;
   /** the policy's own forward inside its steps */
   forward: number;
@@ -21,8 +23,8 @@ export interface PhaseTimes {
   total: number;
 }
 
-/** One row of metrics.jsonl. Everything but `time` and `elapsed` is a deterministic function of (config, seed, step). */
-export interface StepRecord {
+/** The trainer's own fields of a metrics.jsonl row. */
+export interface StepFields {
   step: number;
   epoch: number;
   /** Where the policy ran this step ('cpu', 'cuda'; 'unknown' for a Policy that does not say): a resumed run may move. */
@@ -42,11 +44,17 @@ export interface StepRecord {
   elapsed: number;
 }
 
+/**
+ * One row of metrics.jsonl: the trainer's fields and the same quantities under TRL's flat names (lib/trainer/trl-metrics.ts).
+ * Everything but `time` and `elapsed` is a deterministic function of (config, seed, step).
+ */
+export type StepRecord = StepFields & TrlStepMetrics;
+
 /** What a step needs. */
 export interface StepContext {
   config: TrainerConfig;
   policy: Policy;
-  /** Frozen reference for the KL term (needed when loss.beta > 0). */
+  /** Frozen reference for the KL term and the KL stop (needed when {@link needsReference}). */
   reference?: Policy;
   task: Task;
   lossOptions: PolicyLossOptions;
@@ -87,18 +95,28 @@ export function grpoLoss(
   };
 }
 
-/** Old (μ > 1) and reference (β > 0) log-probs [B, T] of the rollout. */
+/**
+ * True when a run needs the frozen reference: a KL term (β > 0), or a KL stop (validation.klThreshold > 0), which
+ * measures the KL to the reference at every step without adding it to the loss when β = 0.
+ */
+export function needsReference(config: TrainerConfig, loss: PolicyLossOptions = config.loss): boolean {
+  return (resolveLossOptions(loss).beta as number) > 0 || config.validation.klThreshold > 0;
+}
+
+/**
+ * Old (μ > 1) and reference log-probs [B, T] of the rollout, scored at the rollout temperature as TRL and verl
+ * score every log-prob of the loss and the KL (logits / T).
+ */
 async function storedScores(ctx: StepContext, batch: SequenceBatch, rollout: Rollout) {
   const pad = (s: ScoreResult) => padRows(s.logp, rollout.width, (n) => new Float32Array(n));
-  const needsRef = (ctx.lossOptions.beta ?? 0) > 0;
+  const options = { temperature: ctx.config.generation.temperature };
   return {
-    old: ctx.config.policyUpdates > 1 ? pad(await ctx.policy.score(batch)) : undefined,
-    ref: needsRef && ctx.reference ? pad(await ctx.reference.score(batch)) : undefined,
+    old: ctx.config.policyUpdates > 1 ? pad(await ctx.policy.score(batch, options)) : undefined,
+    ref: ctx.reference && needsReference(ctx.config, ctx.lossOptions) ? pad(await ctx.reference.score(batch, options)) : undefined,
   };
 }
 
-function rolloutShape(rollout: Rollout) {
-  const lengths = rollout.completions.map((c) => c.length);
+function rolloutShape(rollout: Rollout, lengths: readonly number[]) {
   const completion = lengths.reduce((a, b) => a + b, 0);
   return {
     tokens: { prompt: rollout.promptIds.reduce((n, p) => n + p.length, 0), completion },
@@ -112,9 +130,15 @@ export function policyDevice(policy: Policy): string {
   return policy.device ?? 'unknown';
 }
 
-/** Runs training step `step` (0-based) and returns its metrics; `elapsedBefore` is the run's training time so far. */
-export async function trainStep(ctx: StepContext, step: number, elapsedBefore: number): Promise<StepRecord> {
+/**
+ * Runs training step `step` (0-based) and returns its metrics; `elapsedBefore` and `tokensBefore` are the run's
+ * training time and prompt + completion tokens so far.
+ */
+export async function trainStep(ctx: StepContext, step: number, elapsedBefore: number, tokensBefore = 0): Promise<StepRecord> {
   const { config, policy, task } = ctx;
+  if (needsReference(config, ctx.lossOptions) && !ctx.reference) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', 'trainStep: loss.beta > 0 or validation.klThreshold > 0 needs a frozen reference policy (StepContext.reference)');
+  }
   const clock = new Stopwatch();
   const time = { generate: 0, reward: 0, advantage: 0, score: 0, forward: 0, backward: 0, optimizer: 0, total: 0 };
   const prompts = task.prompts(step);
@@ -134,22 +158,29 @@ export async function trainStep(ctx: StepContext, step: number, elapsedBefore: n
     const phases: [number, keyof PhaseTimes][] = [[0.5, 'forward'], [0.9, 'backward'], [1, 'optimizer']];
     result = await policy.step(batch, loss, {
       learningRate: config.learningRate,
+      temperature: config.generation.temperature,
       onProgress: (f) => phases.forEach(([at, name]) => f === at && (time[name] += clock.lap())),
     });
   }
   time.optimizer += clock.lap(); // a Policy that reports no progress: its whole step lands here
   time.total = Object.values(time).reduce((a, b) => a + b, 0);
+  const lengths = rollout.completions.map((c) => c.length);
+  const shape = rolloutShape(rollout, lengths);
+  const trl = trlStepMetrics({
+    rewards: rewards.trl ?? {}, lossStats, lengths, truncated: rollout.truncated, loss: result.loss, gradNorm: result.gradNorm,
+    learningRate: result.learningRate, numTokens: tokensBefore + shape.tokens.prompt + shape.tokens.completion,
+  });
   return {
     step: step + 1,
     epoch: task.epochOf(step),
     device: policyDevice(policy),
     stats: { ...rewards.stats, ...advantages.stats },
-    loss: result.loss,
     gradNorm: result.gradNorm,
     learningRate: result.learningRate,
     lossStats,
-    ...rolloutShape(rollout),
+    ...shape,
     time,
     elapsed: elapsedBefore + time.total,
+    ...trl, // `loss` among them: one field, the same value under both names
   };
 }

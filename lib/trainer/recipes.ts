@@ -1,8 +1,11 @@
 // The five recipes: presets over the trainer defaults that a user overrides field by field.
 import { GrpoError } from '../errors.js';
 import type { SamplerUnit } from '../data/samplers.js';
+import type { NormalizeOptions } from '../kernels/advantage.js';
 import type { PolicyLossOptions } from '../kernels/loss.js';
 import * as presets from '../kernels/presets.js';
+import type { Preset } from '../kernels/presets.js';
+import type { TokenAdvantageOptions } from '../kernels/token-advantages.js';
 import type { RankTarget } from '../rewards/recommend.js';
 import { mergeConfig, RECIPE_NAMES, TRAINER_DEFAULTS, type ConfigInput, type RecipeName, type TrainerConfig } from './config.js';
 
@@ -22,28 +25,42 @@ export interface Recipe {
   reproduces: string;
 }
 
+/** The trainer options that reproduce `preset` whole: its loss, its advantage normalisation and its length shaping. */
+export function presetDefaults(preset: Preset): ConfigInput {
+  const { scale, stdEpsilon, singletonGroup, nanRewards } = preset.advantages;
+  const shaping = preset.tokenAdvantages?.lengthShaping;
+  const advantages = { scale, stdEpsilon, singletonGroup, nanRewards, ...(shaping && {
+    lengthShaping: shaping.enabled, endOfList: shaping.endOfList, extraToken: shaping.extraToken, earlyStop: shaping.earlyStop,
+  }) };
+  const defined = Object.fromEntries(Object.entries(advantages).filter(([, v]) => v !== undefined));
+  return { loss: preset.loss, advantages: defined as ConfigInput['advantages'] };
+}
+
 /**
- * The loss of the recommendation recipes: Rank-GRPO's released settings (presets.remark = presets.rankGrpo:
- * item-level ratios, ε 0.06 / 0.08, k3 KL with β 1e-3, Σℓ / Σmask). The item count follows K: overflow
- * tokens carry segment K and share one ratio.
+ * The recommendation recipes: Rank-GRPO's released settings whole (presets.remark = presets.rankGrpo: TRL 0.21
+ * group scaling with NaN rewards as 0, item-level ratios, ε 0.06 / 0.08, k3 KL with β 1e-3, Σℓ / Σmask, length
+ * shaping ±0.1). The item count follows K (numItems null): overflow tokens carry segment K and share one ratio.
  */
-const RANK_GRPO_LOSS: PolicyLossOptions = Object.freeze({ ...presets.remark.loss, numItems: null });
-
-/** TRL's current GRPO defaults (clip ε 0.2, global token mean, β 0): the loss of the CCR pair. */
-const TRL_LOSS: PolicyLossOptions = presets.trl.loss;
-
-/** The three recommendation recipes share the loss and the selection metric; they differ in data and reward. */
-const RECOMMEND: ConfigInput = Object.freeze({
-  loss: RANK_GRPO_LOSS,
-  validation: { metric: 'relevantRecall' } as ConfigInput['validation'],
-});
-
-/** The CCR pair differs only in problems per prompt, truncation policy and completion cap. */
-function arithmetic(problems: number, truncation: 'keep' | 'dropSuffix', maxNewTokens: number): ConfigInput {
+function recommend(preset: Preset, lengthWeight: number): ConfigInput {
+  const whole = presetDefaults(preset);
   return {
-    loss: TRL_LOSS,
+    ...whole,
+    loss: { ...whole.loss, numItems: null },
+    rewards: { lengthWeight } as ConfigInput['rewards'],
+    validation: { metric: 'relevantRecall' } as ConfigInput['validation'],
+  };
+}
+
+/**
+ * The CCR pair: TRL's current GRPO defaults whole (group scaling ε 1e-4, clip ε 0.2, global token mean, β 0); they
+ * differ only in problems per prompt, truncation policy and completion cap.
+ */
+function arithmetic(problems: number, truncation: 'keep' | 'dropSuffix', maxNewTokens: number): ConfigInput {
+  const whole = presetDefaults(presets.trl);
+  return {
+    ...whole,
     rewards: { problems } as ConfigInput['rewards'],
-    advantages: { truncation } as ConfigInput['advantages'],
+    advantages: { ...whole.advantages, truncation } as ConfigInput['advantages'],
     generation: { maxNewTokens } as ConfigInput['generation'],
     validation: { metric: 'accuracy' } as ConfigInput['validation'],
   };
@@ -51,20 +68,20 @@ function arithmetic(problems: number, truncation: 'keep' | 'dropSuffix', maxNewT
 
 export const RECIPES: Readonly<Record<RecipeName, Recipe>> = Object.freeze({
   'rank-grpo': {
-    name: 'rank-grpo', task: 'recommend', unit: 'rows', target: 'respondent', defaults: RECOMMEND,
+    name: 'rank-grpo', task: 'recommend', unit: 'rows', target: 'respondent', defaults: recommend(presets.rankGrpo, 0),
     reproduces: 'Rank-GRPO: rows sampled uniformly (requests weighted by their respondent count), rewards from the drawn respondent, rank-wise advantages, item-level ratios',
   },
   remark: {
-    name: 'remark', task: 'recommend', unit: 'requests', target: 'union', defaults: RECOMMEND,
+    name: 'remark', task: 'recommend', unit: 'requests', target: 'union', defaults: recommend(presets.remark, 1),
     reproduces: 'ReMaRk: requests sampled uniformly, rewards against the union of all respondents, rank-wise advantages, the Rank-GRPO loss',
   },
   'remark-mean': {
-    name: 'remark-mean', task: 'recommend', unit: 'requests', target: 'mean', defaults: RECOMMEND,
+    name: 'remark-mean', task: 'recommend', unit: 'requests', target: 'mean', defaults: recommend(presets.remark, 1),
     reproduces: 'ReMaRk ablation: requests sampled uniformly, rewards averaged over respondents (items named by more respondents are worth more)',
   },
   ccr: {
     name: 'ccr', task: 'ccr', unit: 'requests', defaults: arithmetic(3, 'dropSuffix', 192),
-    reproduces: 'CCR: N = 3 problems packed per prompt under one shared cap, R = 2·accuracy + 1·format with every answer before the cap credited, group advantages, only the unfinished suffix dropped from the loss',
+    reproduces: 'CCR: N = 3 problems packed per prompt under one shared cap, R = 2·accuracy + 1·format with every answer before the cap credited, group advantages, only the unfinished suffix of an answered completion dropped from the loss (one capped before any answer keeps its row)',
   },
   grpo: {
     name: 'grpo', task: 'ccr', unit: 'requests', defaults: arithmetic(1, 'keep', 96),
@@ -88,4 +105,25 @@ export function resolveConfig(...layers: readonly ConfigInput[]): TrainerConfig 
   const named = [...layers].reverse().find((l) => l && typeof l === 'object' && 'recipe' in l)?.recipe ?? TRAINER_DEFAULTS.recipe;
   const recipe = recipeOf(String(named));
   return mergeConfig(TRAINER_DEFAULTS, { ...recipe.defaults, recipe: recipe.name }, ...layers);
+}
+
+/** The kernel options a config resolves to: what the task and the loss receive. */
+export interface ResolvedOptions {
+  /** of rankAdvantages (recommendation) or groupAdvantages (CCR) */
+  advantages: NormalizeOptions;
+  loss: PolicyLossOptions;
+  /** of tokenAdvantages: the Rank-GRPO scatter with its length shaping, or the CCR truncation policy */
+  tokenAdvantages: TokenAdvantageOptions;
+}
+
+export function resolvedOptions(config: TrainerConfig): ResolvedOptions {
+  const a = config.advantages;
+  const tokenAdvantages: TokenAdvantageOptions = recipeOf(config.recipe).task === 'recommend'
+    ? { ranks: config.rewards.ranks, lengthShaping: { enabled: a.lengthShaping, endOfList: a.endOfList, extraToken: a.extraToken, earlyStop: a.earlyStop } }
+    : { truncation: a.truncation };
+  return {
+    advantages: { scale: a.scale, stdEpsilon: a.stdEpsilon, singletonGroup: a.singletonGroup, nanRewards: a.nanRewards },
+    loss: config.loss,
+    tokenAdvantages,
+  };
 }

@@ -3,8 +3,8 @@
 // Rows logged after that checkpoint are dropped so the log reads like an uninterrupted run.
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
-import { resolveLossOptions } from '../kernels/loss.js';
 import type { TrainerConfig } from './config.js';
+import { needsReference } from './loop.js';
 import { RunDir, type TrainerState } from './run-dir.js';
 import { tokenizerOf } from './rollout.js';
 import type { StopFlag } from './signals.js';
@@ -63,10 +63,9 @@ export async function resume(runDir: string, options: ResumeOptions): Promise<Tr
   await dir.truncateAfter('metrics', state.step);
   await dir.truncateAfter('validation', state.step);
   const policy = await options.loadPolicy(latest.policyDir);
-  const beta = resolveLossOptions(config.loss).beta as number;
   return runLoop({
     config, policy, dir, state, loadPolicy: options.loadPolicy,
-    reference: beta > 0 ? await options.loadPolicy(join(runDir, 'reference')) : undefined,
+    reference: needsReference(config) ? await options.loadPolicy(join(runDir, 'reference')) : undefined,
     task: options.task ?? createTask(config, tokenizerOf(policy)),
     lossOptions: config.loss,
     onEvent: options.onEvent ?? (() => undefined),

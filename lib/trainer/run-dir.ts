@@ -6,7 +6,7 @@ import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'nod
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
 import type { Policy } from '../policy/policy.js';
-import type { TrainerConfig } from './config.js';
+import { mergeConfig, TRAINER_DEFAULTS, type TrainerConfig } from './config.js';
 import type { StopReason, ValidationState } from './validation.js';
 
 /** Everything besides the policy that a resumed run needs to continue exactly. */
@@ -16,6 +16,8 @@ export interface TrainerState {
   step: number;
   /** Training seconds so far. */
   elapsed: number;
+  /** Prompt + completion tokens so far (TRL `num_tokens`; absent in checkpoints written before it was logged). */
+  numTokens?: number;
   validation: ValidationState;
   stopReason: StopReason | null;
   /** The sampler is a pure function of (unit, seed, batch size, position): the data cursor. */
@@ -85,8 +87,9 @@ export class RunDir {
     await writeJsonAtomic(this.file('config'), config);
   }
 
-  config(): Promise<TrainerConfig> {
-    return readJson<TrainerConfig>(this.file('config'));
+  /** The saved config over the trainer defaults: an option added since the run began keeps its default (the old behaviour). */
+  async config(): Promise<TrainerConfig> {
+    return mergeConfig(TRAINER_DEFAULTS, await readJson<TrainerConfig>(this.file('config')));
   }
 
   append(name: 'metrics' | 'validation', row: unknown): Promise<void> {

@@ -4,7 +4,7 @@ import { generateArithmetic, type ArithmeticProblem } from '../data/arithmetic.j
 import { packGroups } from '../data/math.js';
 import { mixSeed } from '../data/rng.js';
 import { PromptSampler } from '../data/samplers.js';
-import { ccrSignal } from '../eval/diagnostics.js';
+import { ccrSignal, zeroRewardFractions } from '../eval/diagnostics.js';
 import { evaluateCcr } from '../eval/ccr-metrics.js';
 import { groupAdvantagesSync } from '../kernels/advantage.js';
 import { tokenAdvantagesSync } from '../kernels/token-advantages.js';
@@ -12,8 +12,10 @@ import type { Policy } from '../policy/policy.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
 import { ccrRewardBatch, packProblems, type CcrBatchRewards } from '../rewards/ccr.js';
 import type { DataConfig, TrainerConfig } from './config.js';
+import { resolvedOptions } from './recipes.js';
 import { greedyCompletions } from './rollout.js';
 import { meanStd, type EvalSplit, type Evaluation, type Task } from './task.js';
+import { rewardFunctionMeans, sequenceRewardMetrics } from './trl-metrics.js';
 
 /** Train, validation and test problems: the same generator under three seeds derived from `data.arithmeticSeed`. */
 export interface ArithmeticData {
@@ -46,6 +48,7 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
   const groups = packGroups(data.train, { n, order: 'shuffled', seed: config.seed >>> 0 });
   const sampler = new PromptSampler(groups.map(() => 1), { unit: 'requests', batchSize: config.groups, seed: config.seed });
   const rewardOptions = { wAcc: config.rewards.wAcc, wFmt: config.rewards.wFmt };
+  const options = resolvedOptions(config);
 
   return {
     epochOf: (step) => sampler.batch(step)[0].epoch,
@@ -61,20 +64,19 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
         rewards: r,
         stats: {
           rewardMean: mean, rewardStd: std, accuracy: meanStd(r.accuracy).mean, format: meanStd(r.format).mean,
-          informativeGroups: signal.informative, informativePredicted: signal.predicted, zeroRewardGroups: 1 - signal.informative,
+          informativeGroups: signal.informative, informativePredicted: signal.predicted,
+          zeroRewardGroups: zeroRewardFractions(r.rewards, prompts.truths.length, S, 1).requests,
           unparsableAnswers: r.unparsable, problemsPerStep: prompts.truths.length * n,
         },
+        trl: { ...sequenceRewardMetrics(r.rewards, S, config.advantages.scale), ...rewardFunctionMeans({ accuracy: r.accuracy, format: r.format }) },
       };
     },
     advantages(rewards, rollout) {
-      const { advantages } = groupAdvantagesSync(rewards.rewards, {
-        groupSize: S, scale: config.advantages.scale, stdEpsilon: config.advantages.stdEpsilon,
-      });
-      const prefixEnd = Int32Array.from(rollout.completions, (ids, b) => firstTokenFrom(tokenizer.offsets(ids), rewards.rewardPrefixEnd[b]));
-      const tokens = tokenAdvantagesSync(
-        { advantages, mask: rollout.mask, truncated: rollout.truncated, prefixEnd },
-        { truncation: config.advantages.truncation },
-      );
+      const { advantages } = groupAdvantagesSync(rewards.rewards, { ...options.advantages, groupSize: S });
+      const prefixEnd = Int32Array.from(rollout.completions, (ids, b) => rewards.rewardPrefixEnd[b] === 0 && config.advantages.unanswered === 'keep'
+        ? ids.length // capped before any answer: the whole row stays in the loss
+        : firstTokenFrom(tokenizer.offsets(ids), rewards.rewardPrefixEnd[b]));
+      const tokens = tokenAdvantagesSync({ advantages, mask: rollout.mask, truncated: rollout.truncated, prefixEnd }, options.tokenAdvantages);
       let kept = 0, total = 0;
       rollout.mask.forEach((m, i) => ((total += m), (kept += tokens.lossMask[i])));
       return { signal: { advantages: tokens.advantages, lossMask: tokens.lossMask }, stats: { lossTokenFraction: total === 0 ? 0 : kept / total } };

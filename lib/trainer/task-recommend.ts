@@ -14,9 +14,10 @@ import { renderItems } from '../rewards/items.js';
 import { rankRewardsBatch, type RankRewardBatch } from '../rewards/recommend.js';
 import { itemSegments } from '../rewards/segments.js';
 import type { TrainerConfig } from './config.js';
-import type { Recipe } from './recipes.js';
+import { resolvedOptions, type Recipe } from './recipes.js';
 import { greedyCompletions, padRows, type Rollout } from './rollout.js';
 import { meanStd, type EvalSplit, type Evaluation, type Task } from './task.js';
+import { rankRewardMetrics, rewardFunctionMeans } from './trl-metrics.js';
 
 /** The prompt of a request: the request text and the list format asked for. */
 export function recommendPrompt(request: string, ranks: number): string {
@@ -67,6 +68,17 @@ function segmentRollout(rewards: RankRewardBatch, rollout: Rollout, tokenizer: T
   return { segments: padRows(rows, rollout.width, (n) => new Int32Array(n), -1), eos, misaligned: misaligned / rows.length };
 }
 
+/**
+ * Rank rewards [G, S, K] with the weighted length reward added at rank 1. Rank-GRPO's `_calculate_rewards`
+ * (libs/trl/rank_grpo_trainer.py L1415–1439, L1784–1786) NaN-pads a scalar reward function's [N, 1] output to
+ * [N, K] and takes the weighted nansum over functions, so a per-list reward enters the rank-1 cell only.
+ */
+export function withLengthReward(batch: RankRewardBatch, ranks: number, weight: number): Float32Array {
+  const rewards = batch.rewards.slice();
+  if (weight !== 0) batch.length.forEach((length, b) => (rewards[b * ranks] += weight * length));
+  return rewards;
+}
+
 export function recommendTask(config: TrainerConfig, recipe: Recipe, data: MoviesData, tokenizer: Tokenizer): Task<RecPrompts, RankRewardBatch> {
   const { ranks } = config.rewards;
   const sampler: PromptSampler = createSampler(data.train, { unit: recipe.unit, batchSize: config.groups, seed: config.seed });
@@ -74,6 +86,7 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
   const rewardOptions = { k: ranks, target: recipe.target, shape: config.rewards.shape, yearTolerance: config.rewards.yearTolerance, catalog };
   const evalOptions: RecEvalOptions = { ks: [ranks], yearTolerance: config.rewards.yearTolerance, catalog, popularity: data.popularity };
   const S = config.candidates;
+  const options = resolvedOptions(config);
 
   return {
     epochOf: (step) => sampler.batch(step)[0].epoch,
@@ -85,28 +98,26 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
       const texts = prompts.draws.map((_, g) => rollout.texts.slice(g * S, (g + 1) * S));
       const respondents = prompts.draws.map((d) => Math.max(d.respondent, 0));
       const batch = rankRewardsBatch(texts, prompts.draws.map((d) => data.train[d.request]), { ...rewardOptions, respondents });
-      const perList = Float32Array.from(batch.results, (r) => r.rewards.reduce((a, b) => a + b, 0));
+      const rewards = withLengthReward(batch, ranks, config.rewards.lengthWeight);
+      const perList = Float32Array.from(batch.results, (_, b) => rewards.subarray(b * ranks, (b + 1) * ranks).reduce((a, r) => a + r, 0));
       const { mean, std } = meanStd(perList);
       const zero = zeroRewardFractions(batch.rewards, prompts.draws.length, S, ranks);
       const invalid = batch.results.reduce((n, r) => n + Object.values(r.invalid).reduce((a, b) => a + b, 0), 0);
       const items = batch.results.reduce((n, r) => n + r.items.length, 0);
       return {
-        rewards: batch,
+        rewards: { ...batch, rewards },
         stats: {
           rewardMean: mean, rewardStd: std, zeroRewardCells: zero.cells, zeroRewardGroups: zero.requests,
-          lengthReward: meanStd(batch.length).mean, itemsPerList: items / batch.results.length, invalidItemFraction: items === 0 ? 0 : invalid / items,
+          lengthReward: meanStd(batch.length).mean, exactLengthLists: batch.length.filter((l) => l === 0).length / batch.length.length,
+          itemsPerList: items / batch.results.length, invalidItemFraction: items === 0 ? 0 : invalid / items,
         },
+        trl: { ...rankRewardMetrics(rewards, S, ranks), ...rewardFunctionMeans({ rank: batch.rewards, length: batch.length }) },
       };
     },
     advantages(rewards, rollout) {
-      const { advantages, stats } = rankAdvantagesSync(rewards.rewards, {
-        candidates: S, ranks, scale: config.advantages.scale, stdEpsilon: config.advantages.stdEpsilon,
-      });
+      const { advantages, stats } = rankAdvantagesSync(rewards.rewards, { ...options.advantages, candidates: S, ranks });
       const { segments, eos, misaligned } = segmentRollout(rewards, rollout, tokenizer, ranks);
-      const tokens = tokenAdvantagesSync(
-        { advantages, mask: rollout.mask, segments, eosPositions: eos },
-        { ranks, lengthShaping: { enabled: config.advantages.lengthShaping } },
-      );
+      const tokens = tokenAdvantagesSync({ advantages, mask: rollout.mask, segments, eosPositions: eos }, options.tokenAdvantages);
       return {
         signal: { advantages: tokens.advantages, lossMask: tokens.lossMask, segments },
         stats: { equalRewardCells: stats.fracCellsEqual, misalignedLists: misaligned },

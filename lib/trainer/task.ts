@@ -3,6 +3,7 @@
 import type { RequestSeries } from '../eval/bootstrap.js';
 import type { Policy } from '../policy/policy.js';
 import type { Rollout } from './rollout.js';
+import type { TrlRewardMetrics } from './trl-metrics.js';
 
 /** Advantages on tokens and what the loss needs besides the scores. */
 export interface Signal {
@@ -32,7 +33,8 @@ export type EvalSplit = 'validation' | 'test';
 export interface Task<P = unknown, R = unknown> {
   /** The G prompts of step `step` (a pure function of the step: resuming needs nothing else). */
   prompts(step: number): P & { texts: string[] };
-  rewards(prompts: P, rollout: Rollout): { rewards: R; stats: StepStats };
+  /** `trl`: the reward metrics under TRL's names (`reward`, `reward_std`, `frac_reward_zero_std`, `rewards/<fn>/mean`). */
+  rewards(prompts: P, rollout: Rollout): { rewards: R; stats: StepStats; trl?: TrlRewardMetrics };
   advantages(rewards: R, rollout: Rollout): { signal: Signal; stats: StepStats };
   evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation>;
   /** Sampler epoch of step `step` (logged). */

@@ -2,10 +2,9 @@
 // checkpoints, Ctrl-C handling, then the test evaluation of the selected checkpoint and a report.
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
-import { resolveLossOptions } from '../kernels/loss.js';
 import type { Policy } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
-import { policyDevice, trainStep, type StepContext, type StepRecord } from './loop.js';
+import { needsReference, policyDevice, trainStep, type StepContext, type StepRecord } from './loop.js';
 import { writeRunReport } from './run-report.js';
 import { RunDir, writeJsonAtomic, type TrainerState } from './run-dir.js';
 import type { StopFlag } from './signals.js';
@@ -34,7 +33,7 @@ export interface TrainOptions {
   runDir: string;
   /** Reloads saved policies: the best checkpoint for the test evaluation, the reference on resume. */
   loadPolicy: PolicyLoader;
-  /** Frozen reference for the KL term; when β > 0 and absent, a clone of `policy` at the start. */
+  /** Frozen reference for the KL term and the KL stop; when needed and absent, a clone of `policy` at the start. */
   reference?: Policy;
   /** A task of your own; default: the recipe's task on the configured data. */
   task?: Task;
@@ -66,7 +65,7 @@ export interface RunContext extends StepContext {
 
 export function initialState(config: TrainerConfig): TrainerState {
   return {
-    version: 1, step: 0, elapsed: 0, validation: initialValidation(), stopReason: null,
+    version: 1, step: 0, elapsed: 0, numTokens: 0, validation: initialValidation(), stopReason: null,
     sampler: { unit: recipeOf(config.recipe).unit, seed: config.seed, batchSize: config.groups, position: 0 },
     rng: { seed: config.seed, counter: 0 },
   };
@@ -89,9 +88,10 @@ async function checkpoint(ctx: RunContext): Promise<void> {
 /** One step with its bookkeeping; returns the stopping reason that fired, if any. */
 async function advance(ctx: RunContext): Promise<StopReason | null> {
   const { state, config } = ctx;
-  const record = await trainStep(ctx, state.step, state.elapsed);
+  const record = await trainStep(ctx, state.step, state.elapsed, state.numTokens ?? 0);
   state.step = record.step;
   state.elapsed = record.elapsed;
+  state.numTokens = record.num_tokens;
   state.sampler.position = state.step;
   state.rng.counter = state.step;
   await ctx.dir.append('metrics', record);
@@ -141,9 +141,9 @@ async function testSelected(ctx: RunContext): Promise<Record<string, number>> {
   }
 }
 
-/** Frozen reference when the loss has a KL term: the given one, else a clone saved beside the run for resuming. */
+/** Frozen reference for a KL term or a KL stop: the given one, else a clone saved beside the run for resuming. */
 async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy | undefined> {
-  if ((resolveLossOptions(options.config.loss).beta as number) === 0) return undefined;
+  if (!needsReference(options.config)) return undefined;
   const reference = options.reference ?? (await options.policy.clone());
   await reference.save(join(dir.path, 'reference'));
   return reference;
