@@ -2,11 +2,11 @@
 // (that library has none, so they come from decoding growing prefixes), and chat templates from
 // tokenizer_config.json rendered with @huggingface/jinja.
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { GrpoError } from '../errors.js';
+import { readUserJson } from '../user-files.js';
 import { byteToUnicode } from './bpe-train.js';
 
 /** One chat message for {@link Tokenizer.applyChatTemplate}. */
@@ -55,9 +55,9 @@ export class Tokenizer {
 
   /** Loads tokenizer.json (and tokenizer_config.json when present) from a folder. */
   static async fromFolder(dir: string): Promise<Tokenizer> {
-    const json = await readJson(join(dir, 'tokenizer.json'));
+    const json = await readJsonObject(join(dir, 'tokenizer.json'), 'a Hugging Face tokenizer.json');
     const configPath = join(dir, 'tokenizer_config.json');
-    const config = existsSync(configPath) ? await readJson(configPath) : {};
+    const config = existsSync(configPath) ? await readJsonObject(configPath, 'a Hugging Face tokenizer_config.json') : {};
     return new Tokenizer(json, config);
   }
 
@@ -155,16 +155,10 @@ function vocabSizeOf(json: Json): number {
   return size;
 }
 
-async function readJson(path: string): Promise<Json> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: ${(error as Error).message}`, { cause: error });
+async function readJsonObject(path: string, expected: string): Promise<Json> {
+  const json = await readUserJson(path, expected);
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: expected a JSON object (${expected})`);
   }
-  try {
-    return JSON.parse(text) as Json;
-  } catch (error) {
-    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: not valid JSON (${(error as Error).message})`, { cause: error });
-  }
+  return json as Json;
 }
