@@ -1,7 +1,7 @@
 import { GrpoError } from './errors.js';
 
 /** One wording for every argument error: what, expected, received (sharp's `is.mjs` style). */
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (ArrayBuffer.isView(value)) return `${value.constructor.name}(${(value as Float32Array).length})`;
   if (Array.isArray(value)) return `Array(${value.length})`;
