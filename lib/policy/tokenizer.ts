@@ -127,12 +127,23 @@ export class Tokenizer {
   /** Renders the chat template of tokenizer_config.json. */
   applyChatTemplate(messages: readonly ChatMessage[], options: { addGenerationPrompt?: boolean } = {}): string {
     if (!this.chatTemplate) throw new GrpoError('GRPO_UNSUPPORTED', 'this tokenizer has no chat_template in tokenizer_config.json');
-    return new Template(this.chatTemplate).render({
-      messages: messages.map((m) => ({ ...m })),
-      add_generation_prompt: options.addGenerationPrompt ?? true,
-      bos_token: tokenText(this.config.bos_token) ?? '',
-      eos_token: tokenText(this.config.eos_token) ?? '',
-    });
+    let template: Template;
+    try {
+      template = new Template(this.chatTemplate);
+    } catch (error) {
+      throw new GrpoError('GRPO_DATA_FORMAT', `tokenizer_config.json: chat_template does not parse (${(error as Error).message})`, { cause: error });
+    }
+    try {
+      return template.render({
+        messages: messages.map((m) => ({ ...m })),
+        add_generation_prompt: options.addGenerationPrompt ?? true,
+        bos_token: tokenText(this.config.bos_token) ?? '',
+        eos_token: tokenText(this.config.eos_token) ?? '',
+      });
+    } catch (error) {
+      // e.g. a template's raise_exception("Conversation roles must alternate user/assistant")
+      throw new GrpoError('GRPO_INVALID_ARGUMENT', `tokenizer_config.json: chat_template failed on these messages (${(error as Error).message})`, { cause: error });
+    }
   }
 
   private idOf(token: unknown): number | undefined {
@@ -147,11 +158,15 @@ function tokenText(token: unknown): string | undefined {
   return undefined;
 }
 
+/** One more than the largest id of the vocab and the added tokens (a loop: a 150k-token vocab overflows `Math.max(...ids)`). */
 function vocabSizeOf(json: Json): number {
-  const model = json.model as Json | undefined;
-  const vocab = model?.vocab;
-  let size = vocab && typeof vocab === 'object' ? (Array.isArray(vocab) ? vocab.length : Math.max(-1, ...Object.values(vocab as Record<string, number>)) + 1) : 0;
-  for (const t of (json.added_tokens as { id: number }[] | undefined) ?? []) size = Math.max(size, t.id + 1);
+  const vocab = (json.model as Json | null | undefined)?.vocab;
+  let size = Array.isArray(vocab) ? vocab.length : 0;
+  const grow = (id: unknown) => {
+    if (typeof id === 'number' && id >= size) size = id + 1;
+  };
+  if (vocab && typeof vocab === 'object' && !Array.isArray(vocab)) for (const id of Object.values(vocab)) grow(id);
+  if (Array.isArray(json.added_tokens)) for (const t of json.added_tokens) grow((t as Json | null)?.id);
   return size;
 }
 
