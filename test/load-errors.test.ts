@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { convertProtoqa, convertRedial } from '../lib/data/convert.js';
 import { readJsonl } from '../lib/data/jsonl.js';
 import { loadGsm8k, loadMathDataset } from '../lib/data/math.js';
-import { loadMoviesMulti, loadMoviesMultiCatalogs } from '../lib/data/movies-multi-files.js';
+import { loadMoviesMulti, loadMoviesMultiCatalogs, loadMoviesMultiSource } from '../lib/data/movies-multi-files.js';
 import { parseRequestRecord } from '../lib/data/schemas.js';
 import { GrpoError } from '../lib/errors.js';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
@@ -78,6 +79,14 @@ describe('data and tokenizer loaders', () => {
       error = e;
     }
     expect(error).toMatchObject({ code: 'GRPO_INVALID_ARGUMENT', message: expect.stringMatching(/catalog-index\.tsv \(expected the catalog index of a movies-multi folder/) });
+  });
+
+  it('converters and the generator source name the format they read', () => {
+    expect(() => convertRedial('/missing.jsonl')).toThrow('Cannot read /missing.jsonl (expected ReDial JSONL: one dialogue with messages and movieMentions a line): ENOENT, it does not exist');
+    expect(() => convertProtoqa('/missing.jsonl')).toThrow(/^Cannot read \/missing\.jsonl \(expected ProtoQA JSONL/);
+    expect(() => loadMoviesMultiSource('/missing')).toThrow(
+      /^Cannot read \/missing\/movies-catalog-1900-1949\.jsonl \(expected the movie catalog of a shared data folder \(movies-catalog-1900-1949\.jsonl, movies-catalog\.jsonl, redial-movies\.jsonl\)\): ENOENT/,
+    );
   });
 
   it('Tokenizer.fromFolder: a missing tokenizer.json is unreadable, a non-object one malformed', async () => {

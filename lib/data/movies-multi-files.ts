@@ -49,17 +49,20 @@ export function loadMoviesMultiCatalogs(dir = MOVIES_MULTI_DIR): { benchmark: Ca
   };
 }
 
+const SOURCE_FILES = 'movies-catalog-1900-1949.jsonl, movies-catalog.jsonl, redial-movies.jsonl';
+
 /** Reads the generator's inputs from a folder holding the shared data files (`../shared/data`). */
 export function loadMoviesMultiSource(sharedDataDir: string): MoviesMultiSource {
   const catalog = ['movies-catalog-1900-1949.jsonl', 'movies-catalog.jsonl'].flatMap((name) =>
-    readJsonlSync(join(sharedDataDir, name), parseCatalogRecord).map((r) => ({
+    readJsonlSync(join(sharedDataDir, name), parseCatalogRecord, `the movie catalog of a shared data folder (${SOURCE_FILES})`).map((r) => ({
       title: r.title,
       year: r.year,
       genres: (r.genres as string[] | undefined) ?? [],
       cast: (r.cast as string[] | undefined) ?? [],
     })),
   );
-  const popularity = readJsonlSync(join(sharedDataDir, 'redial-movies.jsonl'), (value) => value as MoviesMultiSource['popularity'][number]);
+  const popularity = readJsonlSync(join(sharedDataDir, 'redial-movies.jsonl'), (value) => value as MoviesMultiSource['popularity'][number],
+    `the film mention counts of a shared data folder (${SOURCE_FILES})`);
   return { catalog, popularity };
 }
 
