@@ -13,7 +13,7 @@ const REASONS: Record<string, string> = {
   EPERM: 'permission denied',
 };
 
-/** `GRPO_INVALID_ARGUMENT` for a path that could not be read, e.g. "Cannot read gsm8k.jsonl (GSM8K JSONL): ENOENT, it does not exist". */
+/** `GRPO_INVALID_ARGUMENT` for a path that could not be read, e.g. "Cannot read a.jsonl (expected GSM8K JSONL: …): ENOENT, it does not exist". */
 export function unreadable(path: string | URL, expected: string, error: unknown): GrpoError {
   const code = (error as NodeJS.ErrnoException)?.code;
   const reason = code === undefined ? (error as Error)?.message ?? String(error) : `${code}${REASONS[code] ? `, ${REASONS[code]}` : ''}`;
