@@ -1,7 +1,7 @@
 import { GrpoError } from './errors.js';
 
 /** One wording for every argument error: what, expected, received (sharp's `is.mjs` style). */
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (ArrayBuffer.isView(value)) return `${value.constructor.name}(${(value as Float32Array).length})`;
   if (Array.isArray(value)) return `Array(${value.length})`;
@@ -67,7 +67,8 @@ export function integer(name: string, value: unknown, min: number, max = Number.
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected an integer for ${name} but received ${describe(value)}`);
   }
   if (value < min || value > max) {
-    throw new GrpoError('GRPO_VALUE_RANGE', `Expected ${name} in [${min}, ${max}] but received ${value}`);
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in [${min}, ${max}]`;
+    throw new GrpoError('GRPO_VALUE_RANGE', `Expected ${name} ${range} but received ${value}`);
   }
   return value;
 }
@@ -90,6 +91,21 @@ export function oneOf<T extends string>(name: string, value: unknown, allowed: r
     );
   }
   return value as T;
+}
+
+export function string(name: string, value: unknown): string {
+  if (typeof value !== 'string') {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected a string for ${name} but received ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A plain object (not null, not an array). */
+export function object(name: string, value: unknown): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected an object for ${name} but received ${describe(value)}`);
+  }
+  return value as Record<string, unknown>;
 }
 
 export function boolean(name: string, value: unknown): boolean {

@@ -88,6 +88,6 @@ describe('readJsonl (streaming) and readJsonlSync', () => {
   });
 
   it('wraps a missing file in GrpoError', () => {
-    expect(() => readJsonlSync(join(dir, 'nope.jsonl'), parseRequestRecord)).toThrow(/Cannot read JSONL file/);
+    expect(() => readJsonlSync(join(dir, 'nope.jsonl'), parseRequestRecord)).toThrow(/Cannot read .*nope.jsonl \(expected a JSONL file: one JSON record a line\): ENOENT, it does not exist/);
   });
 });

@@ -212,7 +212,7 @@ describe('trainer config and command line', () => {
     expect(TRAINER_DEFAULTS.device).toBe('cpu');
     expect(resolveConfig({}).device).toBe('cpu');
     for (const device of ['cpu', 'cuda', 'auto'] as const) expect(resolveConfig({ device }).device).toBe(device);
-    expect(() => resolveConfig({ device: 'gpu' as never })).toThrow('config "device": expected one of "cpu", "cuda", "auto" but received string "gpu"');
+    expect(() => resolveConfig({ device: 'gpu' as never })).toThrow('Expected config "device" to be one of "cpu", "cuda", "auto" but received "gpu"');
     expect(() => mergeConfig(TRAINER_DEFAULTS, { devise: 'cuda' })).toThrow(/"devise".*did you mean "device"/);
   });
 

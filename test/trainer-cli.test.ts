@@ -40,7 +40,7 @@ describe('user mistakes', () => {
     [['train', '--config', join(dir, 'missing.json')], /Cannot read the config file .*missing.json: ENOENT/],
     [['train', '--config', badJson], /bad.json is not valid JSON/],
     [['train', '--config', typo], /Option "problem" of config "rewards" is unknown; did you mean "problems"\?/],
-    [['train', '--recipe', 'remark', '--groups', 'many'], /config "groups": expected a number but received string "many"/],
+    [['train', '--recipe', 'remark', '--groups', 'many'], /Expected an integer for config "groups" but received "many"/],
     [['train', '--steps'], /Flag --steps needs a value/],
     [['sft', '--out', dir, '--bogus', '1'], /Unknown flag --bogus; accepted: --out/],
     [['sft', '--out', dir, '--data', 'books'], /--data: unknown dataset "books"/],

@@ -45,12 +45,12 @@ describe('errors name the key and what was expected', () => {
   });
 
   it('wrong types, choices and ranges', () => {
-    expect(bad({ steps: '10' })).toThrow('config "steps": expected a number but received string "10"');
-    expect(bad({ steps: 1.5 })).toThrow('config "steps": expected an integer >= 1');
-    expect(bad({ candidates: 1 })).toThrow('config "candidates": expected an integer >= 2');
-    expect(bad({ advantages: { scale: 'rows' } })).toThrow('config "advantages.scale": expected one of "group", "batch", "none"');
-    expect(bad({ generation: 3 })).toThrow('config "generation": expected an object but received number 3');
-    expect(bad({ learningRate: -1 })).toThrow('config "learningRate": expected a number >= 0');
+    expect(bad({ steps: '10' })).toThrow('Expected an integer for config "steps" but received "10"');
+    expect(bad({ steps: 1.5 })).toThrow('Expected an integer for config "steps" but received 1.5');
+    expect(bad({ candidates: 1 })).toThrow('Expected config "candidates" >= 2 but received 1');
+    expect(bad({ advantages: { scale: 'rows' } })).toThrow('Expected config "advantages.scale" to be one of "group", "batch", "none"');
+    expect(bad({ generation: 3 })).toThrow('Expected an object for config "generation" but received 3');
+    expect(bad({ learningRate: -1 })).toThrow('Expected config "learningRate" to be finite and >= 0 but received -1');
     expect(bad({ loss: { epsilonLow: -1 } })).toThrow(expect.objectContaining({ code: 'GRPO_VALUE_RANGE' }));
   });
 

@@ -1,49 +1,120 @@
-// Progress bars with ETA (cli-progress) on a terminal; on anything else (a pipe, a CI log, a test)
-// one line when a phase starts and one when it ends, so logs stay readable.
-import cliProgress from 'cli-progress';
+// Progress of the command line. On a terminal: the running phase is one live bar (redrawn every second, so
+// its elapsed time and ETA move during a long step or a validation) with its rate; lines printed meanwhile
+// go above it, and a finished phase leaves one summary line. Anywhere else (a pipe, a CI log): one line per
+// phase when it ends, and the notes (device, validation results) as plain lines.
+import { barLine, summaryLine, type PhaseState } from './progress-format.js';
 
 export interface Phase {
-  /** Advance to `value` of `total`, with a short status text (e.g. "reward 0.41"). */
+  /** Advance to `value` of `total`; `status` (e.g. "reward 0.41") replaces the status text when given. */
   update(value: number, status?: string): void;
-  /** End the phase with a summary line. */
+  /** Replace the status text only (e.g. "validating…"). */
+  status(text: string): void;
+  /** The phase resumes at `value` (a resumed run): its rate and ETA count only what follows. */
+  startAt(value: number): void;
+  /** End the phase with a summary; later calls do nothing. */
   done(summary?: string): void;
 }
 
 export interface Reporter {
-  phase(name: string, total: number): Phase;
-  /** A line of output (results, notices). */
+  /** A phase of `total` units (plural name, e.g. "steps"). */
+  phase(name: string, total: number, unit?: string): Phase;
+  /** A result line on stdout (kept by --quiet). */
   line(text: string): void;
+  /** A progress notice on the progress stream (dropped by --quiet): the device, each validation's result. */
+  note(text: string): void;
 }
 
-/** Bars on a TTY (stderr), plain start/end lines otherwise; `quiet` prints results only. */
-export function createReporter(options: { quiet?: boolean; stream?: NodeJS.WriteStream } = {}): Reporter {
-  const stream = options.stream ?? process.stderr;
-  const tty = Boolean(stream.isTTY) && !options.quiet;
+/** What the reporter writes to: process.stderr / process.stdout, or a stand-in (tests). */
+export interface TextStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface ReporterOptions {
+  /** Results only: no phases, no notes. @defaultValue false */
+  quiet?: boolean;
+  /** Where progress goes; bars when it is a TTY. @defaultValue process.stderr */
+  stream?: TextStream;
+  /** Where results go. @defaultValue process.stdout */
+  out?: TextStream;
+  /** Milliseconds between redraws of a live bar. @defaultValue 1000 */
+  refreshMs?: number;
+}
+
+/** The live bar of a terminal: at most one, redrawn on a timer, cleared while other lines are written. */
+function liveBar(stream: TextStream, refreshMs: number) {
+  let current: (() => PhaseState) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const draw = () => current && stream.write(`\r${barLine(current(), stream.columns ?? 80)}\x1b[K`);
+  const clear = () => current && stream.write('\r\x1b[K');
   return {
-    line: (text) => process.stdout.write(`${text}\n`),
-    phase(name, total) {
-      if (!tty) return plainPhase(name, total, options.quiet ? () => undefined : (t) => stream.write(`${t}\n`));
-      const bar = new cliProgress.SingleBar({
-        stream, format: `${name.padEnd(28)} [{bar}] {percentage}% | {value}/{total} | ETA {eta_formatted} | {status}`,
-        hideCursor: true, etaBuffer: 20,
-      }, cliProgress.Presets.shades_classic);
-      bar.start(total, 0, { status: '' });
-      return {
-        update: (value, status = '') => bar.update(value, { status }),
-        done: (summary = '') => {
-          bar.update(total, { status: summary });
-          bar.stop();
-        },
-      };
+    show(snapshot: () => PhaseState) {
+      current = snapshot;
+      timer ??= setInterval(draw, refreshMs).unref();
+      draw();
+    },
+    /** Writes lines where the bar is, then redraws the bar below them. */
+    above(write: () => void) {
+      clear();
+      write();
+      draw();
+    },
+    /** Replaces the bar of `snapshot` with its final line. */
+    finish(snapshot: () => PhaseState, text: string) {
+      if (current !== snapshot) return void stream.write(`${text}\n`);
+      clear();
+      stream.write(`${text}\n`);
+      current = undefined;
+      clearInterval(timer);
+      timer = undefined;
     },
   };
 }
 
-function plainPhase(name: string, total: number, write: (text: string) => void): Phase {
-  const started = performance.now();
-  write(`${name}: started (${total})`);
+type Display = { show(s: () => PhaseState): void; finish(s: () => PhaseState, text: string): void };
+
+function trackPhase(name: string, total: number, unit: string, display: Display): Phase {
+  let began = performance.now(), updated = false, finished = false;
+  const state: PhaseState = { name, value: 0, total, start: 0, unit, elapsedMs: 0, status: '' };
+  const snapshot = () => ({ ...state, elapsedMs: performance.now() - began });
+  const change = () => !finished && display.show(snapshot);
+  change();
   return {
-    update: () => undefined,
-    done: (summary = '') => write(`${name}: done in ${((performance.now() - started) / 1000).toFixed(1)} s${summary ? ` — ${summary}` : ''}`),
+    update(value, status) {
+      state.value = value;
+      if (status !== undefined) state.status = status;
+      updated = true;
+      change();
+    },
+    status(text) {
+      state.status = text;
+      change();
+    },
+    startAt(value) {
+      state.value = state.start = value;
+      began = performance.now();
+      change();
+    },
+    done(summary = '') {
+      if (finished) return;
+      if (!updated) state.value = total;
+      display.finish(snapshot, summaryLine(snapshot(), summary));
+      finished = true;
+    },
+  };
+}
+
+/** Live bars when the progress stream is a TTY, one line per phase otherwise; `quiet` prints results only. */
+export function createReporter(options: ReporterOptions = {}): Reporter {
+  const stream = options.stream ?? process.stderr, out = options.out ?? process.stdout;
+  const quiet = options.quiet ?? false;
+  const bar = stream.isTTY && !quiet ? liveBar(stream, options.refreshMs ?? 1000) : undefined;
+  const write = (target: TextStream, text: string) => (bar ? bar.above(() => target.write(`${text}\n`)) : target.write(`${text}\n`));
+  const plain: Display = { show: () => undefined, finish: (_, text) => !quiet && stream.write(`${text}\n`) };
+  return {
+    line: (text) => write(out, text),
+    note: (text) => !quiet && write(stream, text),
+    phase: (name, total, unit = 'steps') => trackPhase(name, total, unit, bar ?? plain),
   };
 }

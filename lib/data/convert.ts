@@ -61,7 +61,7 @@ export function redialToRequest(value: unknown, at: JsonlLocation): RecRequest |
 
 /** All ReDial dialogues of a file as requests, with the number of dialogues dropped for lack of items. */
 export function convertRedial(path: string): { requests: RecRequest[]; dropped: number } {
-  const converted = readJsonlSync(path, redialToRequest);
+  const converted = readJsonlSync(path, redialToRequest, 'ReDial JSONL: one dialogue with messages and movieMentions a line');
   const requests = converted.filter((r): r is RecRequest => r !== null);
   return { requests, dropped: converted.length - requests.length };
 }
@@ -101,5 +101,5 @@ export function protoqaToQa(value: unknown, at: JsonlLocation): QaRecord {
 
 /** All ProtoQA questions of a file as QA records. */
 export function convertProtoqa(path: string): QaRecord[] {
-  return readJsonlSync(path, protoqaToQa);
+  return readJsonlSync(path, protoqaToQa, 'ProtoQA JSONL: one question with answers and clusters a line');
 }

@@ -1,6 +1,10 @@
-import { createReadStream, readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { GrpoError } from '../errors.js';
+import { readUserTextSync, unreadable } from '../user-files.js';
+
+/** What a JSONL file holds, for the error when it cannot be read (callers name their own records). */
+const JSONL_FILE = 'a JSONL file: one JSON record a line';
 
 /** Where a record came from: file (or label) and 1-based line number. */
 export interface JsonlLocation {
@@ -40,8 +44,11 @@ function parseLine<T>(text: string, at: JsonlLocation, parseRecord: RecordParser
  * 1 GB of heap). Blank lines are skipped; any other line must be JSON that `parseRecord` accepts,
  * else a `GRPO_DATA_FORMAT` error names the file and line.
  */
-export async function* readJsonl<T>(path: string, parseRecord: RecordParser<T>): AsyncGenerator<T> {
-  const input = createReadStream(path, { encoding: 'utf8' });
+export async function* readJsonl<T>(path: string, parseRecord: RecordParser<T>, expected = JSONL_FILE): AsyncGenerator<T> {
+  const file = await open(path, 'r').catch((error: unknown) => {
+    throw unreadable(path, expected, error);
+  });
+  const input = file.createReadStream({ encoding: 'utf8' });
   const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
   try {
@@ -65,13 +72,7 @@ export function parseJsonl<T>(text: string, parseRecord: RecordParser<T>, source
   return records;
 }
 
-/** Reads a small JSONL file at once (see {@link readJsonl} for large files). */
-export function readJsonlSync<T>(path: string, parseRecord: RecordParser<T>): T[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Cannot read JSONL file ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  return parseJsonl(text, parseRecord, path);
+/** Reads a small JSONL file at once (see {@link readJsonl} for large files); `expected` describes it in errors. */
+export function readJsonlSync<T>(path: string, parseRecord: RecordParser<T>, expected = JSONL_FILE): T[] {
+  return parseJsonl(readUserTextSync(path, expected), parseRecord, path);
 }

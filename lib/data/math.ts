@@ -2,8 +2,8 @@
  * Math problem sets for CCR: GSM8K and MATH-style JSONL loaders (line-numbered errors) and a seeded
  * packer that forms groups of N problems in a fixed or shuffled order.
  */
-import { readFile } from 'node:fs/promises';
 import { GrpoError } from '../errors.js';
+import { readUserText } from '../user-files.js';
 import { integer, knownKeys, oneOf } from '../validate.js';
 import { lastBoxed } from '../rewards/boxed.js';
 import { objectAt, stringAt } from './fields.js';
@@ -83,12 +83,14 @@ export function parseMathDataset(text: string, source = 'math'): MathProblem[] {
 
 /** Reads and parses a GSM8K JSONL file. */
 export async function loadGsm8k(path: string | URL): Promise<MathProblem[]> {
-  return parseGsm8k(await readFile(path, 'utf8'), String(path).split('/').pop());
+  const text = await readUserText(path, 'GSM8K JSONL: one {"question", "answer"} record a line');
+  return parseGsm8k(text, String(path).split('/').pop());
 }
 
 /** Reads and parses a MATH-style JSONL file (e.g. MATH-500). */
 export async function loadMathDataset(path: string | URL): Promise<MathProblem[]> {
-  return parseMathDataset(await readFile(path, 'utf8'), String(path).split('/').pop());
+  const text = await readUserText(path, 'MATH-style JSONL: one {"problem", "answer" or "solution"} record a line');
+  return parseMathDataset(text, String(path).split('/').pop());
 }
 
 /** Options of {@link packGroups}. */

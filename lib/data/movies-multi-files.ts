@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Catalog, formatCatalogIndex } from '../rewards/catalog.js';
+import { readUserTextSync } from '../user-files.js';
 import { arrayAt, countAt, integerAt, objectAt, stringAt, stringElement } from './fields.js';
 import { readJsonlSync, type RecordParser } from './jsonl.js';
 import type { BenchmarkFilm, MoviesMulti, MoviesMultiSource } from './movies-multi.js';
@@ -16,9 +17,12 @@ export const MOVIES_MULTI_SPLITS: readonly MoviesMultiSplit[] = Object.freeze(['
 /** Folder of the shipped benchmark (`data/movies-multi/` at the package root). */
 export const MOVIES_MULTI_DIR = fileURLToPath(new URL('../../data/movies-multi/', import.meta.url));
 
+/** What a movies-multi folder holds, for the error when one of its files cannot be read. */
+const MOVIES_MULTI_FOLDER = 'a movies-multi folder: train/validation/test.jsonl, catalog.jsonl and catalog-index.tsv (grpo data movies-multi writes one)';
+
 /** Requests of one split of a `movies-multi` folder (the shipped one by default). */
 export function loadMoviesMulti(split: MoviesMultiSplit, dir = MOVIES_MULTI_DIR): RecRequest[] {
-  return readJsonlSync(join(dir, `${split}.jsonl`), parseRequestRecord);
+  return readJsonlSync(join(dir, `${split}.jsonl`), parseRequestRecord, `the ${split} requests of ${MOVIES_MULTI_FOLDER}`);
 }
 
 /** Record parser for benchmark films: title, year, genres, cast, mentions. */
@@ -30,7 +34,7 @@ export const parseFilmRecord: RecordParser<BenchmarkFilm> = (value, at) => {
 
 /** The benchmark films (`catalog.jsonl`). */
 export function loadMoviesMultiFilms(dir = MOVIES_MULTI_DIR): BenchmarkFilm[] {
-  return readJsonlSync(join(dir, 'catalog.jsonl'), parseFilmRecord);
+  return readJsonlSync(join(dir, 'catalog.jsonl'), parseFilmRecord, `the benchmark films of ${MOVIES_MULTI_FOLDER}`);
 }
 
 /**
@@ -41,21 +45,24 @@ export function loadMoviesMultiFilms(dir = MOVIES_MULTI_DIR): BenchmarkFilm[] {
 export function loadMoviesMultiCatalogs(dir = MOVIES_MULTI_DIR): { benchmark: Catalog; full: Catalog } {
   return {
     benchmark: Catalog.fromEntries(loadMoviesMultiFilms(dir)),
-    full: Catalog.fromIndex(readFileSync(join(dir, 'catalog-index.tsv'), 'utf8')),
+    full: Catalog.fromIndex(readUserTextSync(join(dir, 'catalog-index.tsv'), `the catalog index of ${MOVIES_MULTI_FOLDER}`)),
   };
 }
+
+const SOURCE_FILES = 'movies-catalog-1900-1949.jsonl, movies-catalog.jsonl, redial-movies.jsonl';
 
 /** Reads the generator's inputs from a folder holding the shared data files (`../shared/data`). */
 export function loadMoviesMultiSource(sharedDataDir: string): MoviesMultiSource {
   const catalog = ['movies-catalog-1900-1949.jsonl', 'movies-catalog.jsonl'].flatMap((name) =>
-    readJsonlSync(join(sharedDataDir, name), parseCatalogRecord).map((r) => ({
+    readJsonlSync(join(sharedDataDir, name), parseCatalogRecord, `the movie catalog of a shared data folder (${SOURCE_FILES})`).map((r) => ({
       title: r.title,
       year: r.year,
       genres: (r.genres as string[] | undefined) ?? [],
       cast: (r.cast as string[] | undefined) ?? [],
     })),
   );
-  const popularity = readJsonlSync(join(sharedDataDir, 'redial-movies.jsonl'), (value) => value as MoviesMultiSource['popularity'][number]);
+  const popularity = readJsonlSync(join(sharedDataDir, 'redial-movies.jsonl'), (value) => value as MoviesMultiSource['popularity'][number],
+    `the film mention counts of a shared data folder (${SOURCE_FILES})`);
   return { catalog, popularity };
 }
 

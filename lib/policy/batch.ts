@@ -1,6 +1,7 @@
 // Packing prompts and completions into the native model's layout: tokens [T] of sequences laid
 // end to end, offsets [nseq + 1], and targets [T] that score only completion tokens.
 import { GrpoError } from '../errors.js';
+import * as check from '../validate.js';
 import type { SequenceBatch } from './policy.js';
 
 export const IGNORE_INDEX = -100;
@@ -66,16 +67,19 @@ export function unpack(values: Float32Array, packed: PackedBatch): Float32Array[
   return packed.scoreStart.map((start, i) => values.slice(start, start + packed.completionLength[i]));
 }
 
-/** Gathers per-completion arrays back into a [T] array (zeros elsewhere), checking their lengths. */
+/** Gathers per-completion arrays back into a [T] array (zeros elsewhere), checking their type and lengths. */
 export function repack(name: string, parts: readonly Float32Array[], packed: PackedBatch): Float32Array {
   const out = new Float32Array(packed.tokens.length);
-  if (!Array.isArray(parts) || parts.length !== packed.scoreStart.length) {
-    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${name} to hold ${packed.scoreStart.length} arrays but received ${parts?.length}`);
+  const count = packed.scoreStart.length;
+  if (!Array.isArray(parts)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${name} to be an Array of ${count} Float32Arrays (one per completion) but received ${check.describe(parts)}`);
+  }
+  if (parts.length !== count) {
+    throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${name} to hold ${count} arrays (one per completion) but received ${parts.length}`);
   }
   parts.forEach((part, i) => {
-    if (!(part instanceof Float32Array) || part.length !== packed.completionLength[i]) {
-      throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${name}[${i}] to be a Float32Array of ${packed.completionLength[i]} values but received ${part?.length}`);
-    }
+    check.float32Array(`${name}[${i}]`, part);
+    check.length(`${name}[${i}]`, part, packed.completionLength[i], `[completions[${i}].length]`);
     for (let t = 0; t < part.length; t++) {
       if (!Number.isFinite(part[t])) throw new GrpoError('GRPO_NON_FINITE', `${name}[${i}][${t}] is ${part[t]}`);
     }

@@ -3,9 +3,10 @@
 // Everything is written into a temporary sibling folder and renamed into place, so a crash never
 // leaves a half-written checkpoint under the final name.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { GrpoError } from '../errors.js';
+import { readUserJson, requireFolder } from '../user-files.js';
 import { configFromHf, configToHf, type ModelConfig } from './config.js';
 import { readModelWeights, readSafetensors, writeJsonFile, writeModelWeights, writeSafetensors, type NamedTensor } from './safetensors.js';
 import { Tokenizer } from './tokenizer.js';
@@ -74,20 +75,15 @@ export interface LoadedCheckpoint {
   optimizer?: OptimizerState;
 }
 
-async function readJson(path: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8'));
-  } catch (error) {
-    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: ${(error as Error).message}`, { cause: error });
-  }
-}
+/** What a checkpoint folder holds, for the error when it is missing or unreadable. */
+const CHECKPOINT_FOLDER = 'a checkpoint folder with config.json and model.safetensors (or its shards and their index), as Policy.save writes';
 
 async function readOptimizer(dir: string): Promise<OptimizerState | undefined> {
   if (!existsSync(join(dir, 'optimizer.safetensors'))) return undefined;
   const tensors = await readSafetensors(join(dir, 'optimizer.safetensors'));
-  const state = (await readJson(join(dir, 'trainer_state.json'))) as { global_step?: number };
+  const state = (await readUserJson(join(dir, 'trainer_state.json'), 'the optimizer step count beside optimizer.safetensors')) as { global_step?: number } | null;
   const m = tensors.find((t) => t.name === 'exp_avg'), v = tensors.find((t) => t.name === 'exp_avg_sq');
-  if (!m || !v || typeof state.global_step !== 'number') {
+  if (!m || !v || typeof state?.global_step !== 'number') {
     throw new GrpoError('GRPO_DATA_FORMAT', `${dir}: optimizer.safetensors needs exp_avg and exp_avg_sq, trainer_state.json a global_step`);
   }
   return { m: m.data, v: v.data, step: state.global_step };
@@ -95,7 +91,8 @@ async function readOptimizer(dir: string): Promise<OptimizerState | undefined> {
 
 /** Reads a checkpoint folder (config, weights, tokenizer and optimizer state when present). */
 export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
-  const config = configFromHf(await readJson(join(dir, 'config.json')));
+  requireFolder(dir, CHECKPOINT_FOLDER);
+  const config = configFromHf(await readUserJson(join(dir, 'config.json'), `the model config of ${CHECKPOINT_FOLDER}`));
   const tensors = await readModelWeights(dir);
   const tokenizer = existsSync(join(dir, 'tokenizer.json')) ? await Tokenizer.fromFolder(dir) : undefined;
   return { config, tensors, tokenizer, optimizer: await readOptimizer(dir) };

@@ -4,6 +4,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
+import { unreadable } from '../user-files.js';
 
 /** A float32 tensor by name. */
 export interface NamedTensor {
@@ -47,7 +48,9 @@ function toFloat32(bytes: Buffer, dtype: string, count: number): Float32Array {
 
 /** Parses and checks the header (dtypes, shapes, offsets inside the file). */
 async function readHeader(path: string): Promise<{ entries: Map<string, HeaderEntry>; dataStart: number; fileSize: number }> {
-  const file = await open(path, 'r');
+  const file = await open(path, 'r').catch((error: unknown) => {
+    throw unreadable(path, 'model weights in the safetensors format', error);
+  });
   try {
     const { size } = await file.stat();
     const prefix = Buffer.alloc(8);
@@ -56,16 +59,11 @@ async function readHeader(path: string): Promise<{ entries: Map<string, HeaderEn
     if (size < 8 || length > size - 8) throw badFile(path, `header length ${length} exceeds the file size ${size}`);
     const text = Buffer.alloc(length);
     await file.read(text, 0, length, 8);
-    let json: Record<string, unknown>;
-    try {
-      json = JSON.parse(text.toString('utf8')) as Record<string, unknown>;
-    } catch {
-      throw badFile(path, 'header is not valid JSON');
-    }
+    const json = parseHeader(path, text);
     const entries = new Map<string, HeaderEntry>();
     for (const [name, value] of Object.entries(json)) {
       if (name === '__metadata__') continue;
-      entries.set(name, checkEntry(path, name, value as HeaderEntry, size - 8 - length));
+      entries.set(name, checkEntry(path, name, value, size - 8 - length));
     }
     return { entries, dataStart: 8 + length, fileSize: size };
   } finally {
@@ -73,14 +71,46 @@ async function readHeader(path: string): Promise<{ entries: Map<string, HeaderEn
   }
 }
 
-function checkEntry(path: string, name: string, e: HeaderEntry, dataBytes: number): HeaderEntry {
-  if (!(e?.dtype in BYTES)) throw new GrpoError('GRPO_UNSUPPORTED', `${path}: tensor "${name}" has dtype ${JSON.stringify(e?.dtype)}; supported: F32, BF16, F16`);
+function parseHeader(path: string, text: Buffer): Record<string, unknown> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text.toString('utf8'));
+  } catch {
+    throw badFile(path, 'header is not valid JSON');
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw badFile(path, `header: expected a JSON object of tensors but received ${received(json)}`);
+  }
+  return json as Record<string, unknown>;
+}
+
+/** A header value as an error message shows it. */
+function received(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+const isCounts = (value: unknown): value is number[] => Array.isArray(value) && value.every((v) => Number.isSafeInteger(v) && v >= 0);
+
+/** Checks one header entry: every field's type, then that its offsets match its shape and lie in the file. */
+function checkEntry(path: string, name: string, value: unknown, dataBytes: number): HeaderEntry {
+  const fieldError = (field: string, expected: string, got: unknown) =>
+    badFile(path, `tensor "${name}" field "${field}": expected ${expected} but received ${received(got)}`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw badFile(path, `tensor "${name}": expected an object { dtype, shape, data_offsets } but received ${received(value)}`);
+  }
+  const e = value as Record<string, unknown>;
+  if (typeof e.dtype !== 'string') throw fieldError('dtype', 'a string', e.dtype);
+  if (!Object.hasOwn(BYTES, e.dtype)) throw new GrpoError('GRPO_UNSUPPORTED', `${path}: tensor "${name}" has dtype ${JSON.stringify(e.dtype)}; supported: F32, BF16, F16`);
+  if (!isCounts(e.shape)) throw fieldError('shape', 'an array of integers >= 0', e.shape);
+  if (!isCounts(e.data_offsets) || e.data_offsets.length !== 2) throw fieldError('data_offsets', 'two integers [begin, end] >= 0', e.data_offsets);
   const count = e.shape.reduce((a, b) => a * b, 1);
   const [begin, end] = e.data_offsets;
-  if (end - begin !== count * BYTES[e.dtype] || begin < 0 || end > dataBytes) {
+  if (end - begin !== count * BYTES[e.dtype] || end > dataBytes) {
     throw badFile(path, `tensor "${name}" offsets [${begin}, ${end}) do not match shape [${e.shape}] ${e.dtype} inside ${dataBytes} data bytes`);
   }
-  return e;
+  return { dtype: e.dtype, shape: e.shape, data_offsets: [begin, end] };
 }
 
 /** Reads every tensor of one .safetensors file (widened to float32), calling `want` to skip some. */
@@ -169,16 +199,34 @@ export async function writeModelWeights(dir: string, tensors: readonly NamedTens
 
 /** Reads a model folder's weights: model.safetensors or the shards listed in the index. */
 export async function readModelWeights(dir: string, want?: (name: string) => boolean): Promise<NamedTensor[]> {
-  let index: { weight_map?: Record<string, string> } | undefined;
-  try {
-    index = JSON.parse(await readFile(join(dir, INDEX_FILE), 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw badFile(join(dir, INDEX_FILE), String(error));
-  }
-  const files = index ? [...new Set(Object.values(index.weight_map ?? {}))] : ['model.safetensors'];
+  const files = (await readShardIndex(dir)) ?? ['model.safetensors'];
   const out: NamedTensor[] = [];
   for (const file of files) out.push(...(await readSafetensors(join(dir, file), want)));
   return out;
+}
+
+/** The shard files named by model.safetensors.index.json, or undefined when the folder has no index. */
+async function readShardIndex(dir: string): Promise<string[] | undefined> {
+  const path = join(dir, INDEX_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw unreadable(path, 'the index of the safetensors shards', error);
+  }
+  let index: unknown;
+  try {
+    index = JSON.parse(text);
+  } catch (error) {
+    throw badFile(path, `not valid JSON (${(error as Error).message})`);
+  }
+  const map = (index as { weight_map?: unknown } | null)?.weight_map;
+  const files = map !== null && typeof map === 'object' && !Array.isArray(map) ? Object.values(map) : [];
+  if (files.length === 0 || !files.every((f) => typeof f === 'string' && f !== '')) {
+    throw badFile(path, `field "weight_map": expected an object of tensor name → shard file but received ${received(map)}`);
+  }
+  return [...new Set(files as string[])];
 }
 
 export async function writeJsonFile(path: string, value: unknown): Promise<void> {

@@ -2,11 +2,11 @@
 // (that library has none, so they come from decoding growing prefixes), and chat templates from
 // tokenizer_config.json rendered with @huggingface/jinja.
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { GrpoError } from '../errors.js';
+import { readUserJson } from '../user-files.js';
 import { byteToUnicode } from './bpe-train.js';
 
 /** One chat message for {@link Tokenizer.applyChatTemplate}. */
@@ -55,9 +55,9 @@ export class Tokenizer {
 
   /** Loads tokenizer.json (and tokenizer_config.json when present) from a folder. */
   static async fromFolder(dir: string): Promise<Tokenizer> {
-    const json = await readJson(join(dir, 'tokenizer.json'));
+    const json = await readJsonObject(join(dir, 'tokenizer.json'), 'a Hugging Face tokenizer.json');
     const configPath = join(dir, 'tokenizer_config.json');
-    const config = existsSync(configPath) ? await readJson(configPath) : {};
+    const config = existsSync(configPath) ? await readJsonObject(configPath, 'a Hugging Face tokenizer_config.json') : {};
     return new Tokenizer(json, config);
   }
 
@@ -127,12 +127,23 @@ export class Tokenizer {
   /** Renders the chat template of tokenizer_config.json. */
   applyChatTemplate(messages: readonly ChatMessage[], options: { addGenerationPrompt?: boolean } = {}): string {
     if (!this.chatTemplate) throw new GrpoError('GRPO_UNSUPPORTED', 'this tokenizer has no chat_template in tokenizer_config.json');
-    return new Template(this.chatTemplate).render({
-      messages: messages.map((m) => ({ ...m })),
-      add_generation_prompt: options.addGenerationPrompt ?? true,
-      bos_token: tokenText(this.config.bos_token) ?? '',
-      eos_token: tokenText(this.config.eos_token) ?? '',
-    });
+    let template: Template;
+    try {
+      template = new Template(this.chatTemplate);
+    } catch (error) {
+      throw new GrpoError('GRPO_DATA_FORMAT', `tokenizer_config.json: chat_template does not parse (${(error as Error).message})`, { cause: error });
+    }
+    try {
+      return template.render({
+        messages: messages.map((m) => ({ ...m })),
+        add_generation_prompt: options.addGenerationPrompt ?? true,
+        bos_token: tokenText(this.config.bos_token) ?? '',
+        eos_token: tokenText(this.config.eos_token) ?? '',
+      });
+    } catch (error) {
+      // e.g. a template's raise_exception("Conversation roles must alternate user/assistant")
+      throw new GrpoError('GRPO_INVALID_ARGUMENT', `tokenizer_config.json: chat_template failed on these messages (${(error as Error).message})`, { cause: error });
+    }
   }
 
   private idOf(token: unknown): number | undefined {
@@ -147,24 +158,22 @@ function tokenText(token: unknown): string | undefined {
   return undefined;
 }
 
+/** One more than the largest id of the vocab and the added tokens (a loop: a 150k-token vocab overflows `Math.max(...ids)`). */
 function vocabSizeOf(json: Json): number {
-  const model = json.model as Json | undefined;
-  const vocab = model?.vocab;
-  let size = vocab && typeof vocab === 'object' ? (Array.isArray(vocab) ? vocab.length : Math.max(-1, ...Object.values(vocab as Record<string, number>)) + 1) : 0;
-  for (const t of (json.added_tokens as { id: number }[] | undefined) ?? []) size = Math.max(size, t.id + 1);
+  const vocab = (json.model as Json | null | undefined)?.vocab;
+  let size = Array.isArray(vocab) ? vocab.length : 0;
+  const grow = (id: unknown) => {
+    if (typeof id === 'number' && id >= size) size = id + 1;
+  };
+  if (vocab && typeof vocab === 'object' && !Array.isArray(vocab)) for (const id of Object.values(vocab)) grow(id);
+  if (Array.isArray(json.added_tokens)) for (const t of json.added_tokens) grow((t as Json | null)?.id);
   return size;
 }
 
-async function readJson(path: string): Promise<Json> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: ${(error as Error).message}`, { cause: error });
+async function readJsonObject(path: string, expected: string): Promise<Json> {
+  const json = await readUserJson(path, expected);
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: expected a JSON object (${expected})`);
   }
-  try {
-    return JSON.parse(text) as Json;
-  } catch (error) {
-    throw new GrpoError('GRPO_DATA_FORMAT', `${path}: not valid JSON (${(error as Error).message})`, { cause: error });
-  }
+  return json as Json;
 }

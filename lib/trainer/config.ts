@@ -4,7 +4,7 @@ import { DEVICES, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import type { PolicyLossOptions } from '../kernels/loss.js';
 import { resolveLossOptions } from '../kernels/loss.js';
-import { knownKeys } from '../validate.js';
+import * as check from '../validate.js';
 
 export const RECIPE_NAMES = ['rank-grpo', 'remark', 'remark-mean', 'ccr', 'grpo'] as const;
 export type RecipeName = (typeof RECIPE_NAMES)[number];
@@ -193,33 +193,26 @@ function deepFreeze<T>(value: T): T {
   return Object.freeze(value);
 }
 
-function describe(value: unknown): string {
-  return Array.isArray(value) ? 'an array' : value === null ? 'null' : `${typeof value} ${JSON.stringify(value)}`;
-}
-
+/** Checks one value with lib/validate.ts's checkers (one wording for every option of the package). */
 function checkLeaf(path: string, value: unknown, fallback: unknown): void {
-  const fail = (expected: string) => {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `config "${path}": expected ${expected} but received ${describe(value)}`);
-  };
-  if (typeof value !== typeof fallback) fail(`a ${typeof fallback}`);
+  const name = `config "${path}"`;
   const choices = CHOICES[path];
-  if (choices && !choices.includes(value as string)) fail(`one of ${choices.map((c) => `"${c}"`).join(', ')}`);
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) fail('a finite number');
-    if (path in INTEGERS && (!Number.isInteger(value) || value < INTEGERS[path])) fail(`an integer >= ${INTEGERS[path]}`);
-    if (!(path in INTEGERS) && !SIGNED.has(path) && value < 0) fail('a number >= 0');
-  }
+  if (choices) check.oneOf(name, value, choices);
+  else if (typeof fallback === 'boolean') check.boolean(name, value);
+  else if (typeof fallback === 'string') check.string(name, value);
+  else if (path in INTEGERS) check.integer(name, value, INTEGERS[path]);
+  else if (SIGNED.has(path)) check.number(name, value, Number.isFinite, 'to be finite');
+  else check.number(name, value, (v) => v >= 0 && Number.isFinite(v), 'to be finite and >= 0');
 }
 
 /** Merges `input` over `base`, checking every key (with a suggestion for typos) and every value's type. */
 function mergeChecked(base: Record<string, unknown>, input: unknown, prefix: string): Record<string, unknown> {
   if (input === undefined) return { ...base };
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `config${prefix ? ` "${prefix}"` : ''}: expected an object but received ${describe(input)}`);
-  }
-  knownKeys(prefix ? `config "${prefix}"` : 'the config', input, Object.keys(base));
+  const name = prefix ? `config "${prefix}"` : 'the config';
+  const fields = check.object(name, input);
+  check.knownKeys(name, fields, Object.keys(base));
   const out: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(input)) {
+  for (const [key, value] of Object.entries(fields)) {
     const path = prefix ? `${prefix}.${key}` : key;
     const fallback = base[key];
     if (path === 'loss') out.loss = { ...(fallback as object), ...(value as object) };
@@ -238,10 +231,8 @@ export function mergeConfig(base: TrainerConfig, ...layers: readonly unknown[]):
   for (const layer of layers) merged = mergeChecked(merged, layer, '');
   const config = merged as unknown as TrainerConfig;
   resolveLossOptions(config.loss);
-  if (!(config.generation.temperature > 0)) {
-    // every log-prob of the loss is scored at this temperature (logits / T)
-    throw new GrpoError('GRPO_VALUE_RANGE', `config "generation.temperature": expected a number > 0 but received ${config.generation.temperature}`);
-  }
+  // every log-prob of the loss is scored at this temperature (logits / T)
+  check.number('config "generation.temperature"', config.generation.temperature, (t) => t > 0, 'to be > 0');
   if (config.validation.metric === '') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'config "validation.metric": expected a metric name');
   return config;
 }

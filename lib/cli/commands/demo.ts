@@ -43,7 +43,7 @@ async function trainPair(reporter: Reporter, out: string, sftDir: string, base: 
 async function sftPhase(reporter: Reporter, s: DemoSettings, out: string, sftSteps: number | undefined, device: Device): Promise<string> {
   const ranks = resolveConfig(s.recommend).rewards.ranks;
   const data = resolveConfig(s.ccr, { recipe: 'ccr' }).data;
-  const bpe = reporter.phase('tokenizer (byte-level BPE)', 1);
+  const bpe = reporter.phase('tokenizer (byte-level BPE)', 1, 'tokenizers');
   const tokenizer = demoTokenizer(s.vocabSize, data, ranks);
   bpe.done(`${tokenizer.vocabSize} tokens`);
   const policy = await demoPolicy(s.model, tokenizer, 0, device);

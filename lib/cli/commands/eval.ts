@@ -35,7 +35,7 @@ export const evalCommand: Command = {
     const device = deviceFlag(args);
     const config = resolveConfig(await readConfigFile(args.flags.get('config')), { ...args.overrides, ...(recipe ? { recipe: recipe as never } : {}), ...(device ? { device } : {}) });
     const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'), config.device);
-    const phase = reporter.phase(`eval ${config.recipe} ${split}`, 1);
+    const phase = reporter.phase(`eval ${config.recipe} ${split}`, 1, 'evaluations');
     const evaluation = await createTask(config, tokenizerOf(policy)).evaluate(policy, split as EvalSplit, intFlag(args, 'prompts', 0));
     phase.done();
     const names = Object.keys(evaluation.series);
