@@ -126,6 +126,25 @@ describe.each(['remark', 'rank-grpo'] as const)('resume (%s)', (recipe) => {
 
   // recipe-independent: run once
   if (recipe === 'remark') {
+    it('a run stopped by patience stays finished unless a raised patience lets it continue', async () => {
+      const runDir = join(root, 'patience');
+      const inner = createTask(c, tinyTokenizer());
+      // every validation scores the same: the best stays at step 2, so patience 2 stops the run at step 4
+      const flat = {
+        ...inner,
+        evaluate: async (...args: Parameters<typeof inner.evaluate>) => {
+          const evaluation = await inner.evaluate(...args);
+          return args[1] === 'validation' ? { ...evaluation, values: { ...evaluation.values, unionRecall: 0.5 } } : evaluation;
+        },
+      };
+      const patient = { ...c, validation: { ...c.validation, patience: 2 } };
+      expect(await train({ config: patient, policy: await initial(), runDir, loadPolicy, task: flat })).toMatchObject({ stopReason: 'patience', steps: 4 });
+      await expect(resume(runDir, { loadPolicy, task: flat, steps: 6 })).rejects.toThrow(/already finished \(patience at step 4\); to continue it, resume with a larger validation.patience/);
+      const more = await resume(runDir, { loadPolicy, task: flat, overrides: { validation: { patience: 10 } } });
+      expect(more).toMatchObject({ stopReason: 'maxSteps', steps: 6, bestStep: 2 });
+      expect(JSON.parse(readFileSync(join(runDir, 'test.json'), 'utf8')).checkpointStep).toBe(2);
+    });
+
     it('killed after its final checkpoint, during the test evaluation: resume writes the test and the report', async () => {
       const runDir = join(root, 'untested');
       const inner = createTask(c, tinyTokenizer());
@@ -144,7 +163,7 @@ describe.each(['remark', 'rank-grpo'] as const)('resume (%s)', (recipe) => {
       expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
       expect(existsSync(join(runDir, 'report', 'report.md'))).toBe(true);
       // now nothing is left: a second resume is refused
-      await expect(resume(runDir, { loadPolicy })).rejects.toThrow(/already finished \(maxSteps at step 6\)/);
+      await expect(resume(runDir, { loadPolicy })).rejects.toThrow(/already finished \(maxSteps at step 6\); to continue it, resume with a larger steps/);
     });
 
     it('resume applies the options that may change and refuses the others, naming them', async () => {

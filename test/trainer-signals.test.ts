@@ -26,12 +26,12 @@ function trainUntil(signal: NodeJS.Signals, out: string): Promise<{ code: number
   const child = spawn(process.execPath, [grpo, 'train', ...runFlags, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk;
-    // "policy on cpu" comes once the signal handlers are installed and the loop starts
-    if (/policy on /.test(stdout) && !child.killed) child.kill(signal);
-  });
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+  // "policy on cpu" (on either stream) comes once the signal handlers are installed and the loop starts
+  const signalOnceStarted = () => {
+    if (/policy on /.test(stdout + stderr) && !child.killed) child.kill(signal);
+  };
+  child.stdout.on('data', (chunk: Buffer) => ((stdout += chunk), signalOnceStarted()));
+  child.stderr.on('data', (chunk: Buffer) => ((stderr += chunk), signalOnceStarted()));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 

@@ -6,12 +6,14 @@ import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
 import { resolveLossOptions } from '../kernels/loss.js';
 import { mergeConfig, TRAINER_DEFAULTS, type ConfigInput, type TrainerConfig } from './config.js';
-import { RunDir, type TrainerState } from './run-dir.js';
+import type { StepRecord } from './loop.js';
+import { readJsonlRows, RunDir, type TrainerState } from './run-dir.js';
 import { tokenizerOf } from './rollout.js';
 import type { StopFlag } from './signals.js';
 import type { Task } from './task.js';
 import { createTask } from './tasks.js';
 import { initialState, runLoop, type PolicyLoader, type TrainerEvent, type TrainResult } from './train.js';
+import { stopAfter, type StopReason } from './validation.js';
 
 /**
  * Options a resume may change: when the run ends, where it runs, how often it saves, its stopping rules
@@ -68,19 +70,35 @@ export function resumeConfig(saved: TrainerConfig, overrides: ConfigInput = {}):
   return config;
 }
 
+/** The option whose change lets a run stopped by `reason` continue. */
+const CONTINUED_BY: Record<Exclude<StopReason, 'interrupted'>, string> = {
+  maxSteps: 'steps', patience: 'validation.patience', klThreshold: 'validation.klThreshold',
+};
+
+/** The stopping rule that fires at the run's last step under `config` (the resumed options), if any. */
+async function stopsUnder(dir: RunDir, config: TrainerConfig, state: TrainerState): Promise<StopReason | null> {
+  const last = (await readJsonlRows<StepRecord>(dir.file('metrics'))).find((r) => r.step === state.step);
+  return stopAfter(state.validation, config.validation, state.step, config.steps, last?.lossStats.kl ?? 0);
+}
+
 /**
- * What a stopped run may still do: continue when interrupted or when `steps` was raised past a maxSteps
- * stop (its earlier test and report are then removed), else finish what it had left: the test evaluation
- * and the report. A run with nothing left is refused.
+ * What a stopped run may still do: continue when interrupted, or when none of its stopping rules fires at
+ * its step under the resumed options (a raised `steps` or patience; its earlier test and report are then
+ * removed: they describe the earlier end); else finish what it had left, the test evaluation and the
+ * report. A run with nothing left is refused.
  */
 async function reopen(dir: RunDir, config: TrainerConfig, state: TrainerState, skipTest: boolean): Promise<void> {
   if (config.steps < state.step) {
     throw new GrpoError('GRPO_VALUE_RANGE', `Expected steps to be an integer >= ${state.step} (steps done) but received ${config.steps}`);
   }
-  if (state.stopReason === 'maxSteps' && state.step < config.steps) await dir.clearResults();
-  if (state.stopReason === 'interrupted' || (state.stopReason === 'maxSteps' && state.step < config.steps)) state.stopReason = null;
+  if (state.stopReason === 'interrupted') state.stopReason = null;
+  if (state.stopReason !== null && (await stopsUnder(dir, config, state)) === null) {
+    await dir.clearResults();
+    state.stopReason = null;
+  }
   if (state.stopReason !== null && (skipTest || dir.finished())) {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `${dir.path} already finished (${state.stopReason} at step ${state.step}); pass a larger steps to continue it`);
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `${dir.path} already finished (${state.stopReason} at step ${state.step}); ` +
+      `to continue it, resume with a larger ${CONTINUED_BY[state.stopReason]}`);
   }
 }
 
