@@ -204,6 +204,6 @@ export interface BestInfo {
 async function swapLink(path: string, target: string): Promise<void> {
   const temp = `${path}.tmp-${process.pid}`;
   await rm(temp, { force: true });
-  await symlink(target, temp, 'junction');
+  await symlink(target, temp); // relative: the run folder stays movable
   await rename(temp, path);
 }
