@@ -1,10 +1,11 @@
 // The `grpo` command in-process: --help everywhere, and user mistakes as one clear line with exit code 2
-// (never a stack trace).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+// (never a stack trace), among them flags that `--resume` cannot apply.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { COMMANDS, main } from '../lib/cli/main.js';
+import { resolveConfig } from '../lib/trainer/recipes.js';
 
 function capture() {
   const out: string[] = [];
@@ -34,6 +35,10 @@ describe('user mistakes', () => {
   writeFileSync(badJson, '{ "steps": 3, }');
   const typo = join(dir, 'typo.json');
   writeFileSync(typo, JSON.stringify({ recipe: 'ccr', rewards: { problem: 3 } }));
+  // a run directory as `grpo train` leaves it (its config.json is all that --resume reads before refusing flags)
+  const run = join(dir, 'run');
+  mkdirSync(run);
+  writeFileSync(join(run, 'config.json'), JSON.stringify(resolveConfig({ recipe: 'remark' })));
   const cases: [string[], RegExp][] = [
     [['fly'], /Unknown command "fly"; expected one of sft, train/],
     [['train', '--policy', join(dir, 'none'), '--out', join(dir, 'r')], /No checkpoint at .*none \(config.json is missing\)/],
@@ -49,6 +54,13 @@ describe('user mistakes', () => {
     [['report', join(dir, 'nothing')], /Cannot read .*config.json: ENOENT/],
     [['data', 'films'], /grpo data: expected one of movies-multi, arithmetic/],
     [['train', '--resume', join(dir, 'nothing')], /Cannot read .*config.json/],
+    // on resume, options that would change what the remaining steps compute are refused by name
+    [['train', '--resume', run, '--learningRate', '0.1'], /"learningRate" cannot change on resume \(these can: steps, device, checkpointEvery/],
+    [['train', '--resume', run, '--generation.maxNewTokens', '9', '--seed', '3'], /"generation.maxNewTokens", "seed" cannot change on resume/],
+    [['train', '--resume', run, '--recipe', 'ccr'], /"recipe" cannot change on resume/],
+    [['train', '--resume', run, '--policy', dir, '--out', dir], /--resume continues .*run from its own checkpoint and config.json; remove --policy, --out/],
+    // and an unknown one (a typo) is refused as in a first run
+    [['train', '--resume', run, '--learningrate', '0.1'], /Option "learningrate" of the config is unknown; did you mean "learningRate"\?/],
   ];
   it.each(cases)('grpo %j → one line, exit code 2', async (argv, message) => {
     const io = capture();

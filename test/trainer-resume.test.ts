@@ -1,8 +1,9 @@
 // Resume equals uninterrupted: a run stopped at an epoch boundary (Ctrl-C path), a run that crashes
 // during validation and one that crashes while writing a checkpoint, all resumed from their run
 // directories, log exactly the metrics, validations and test results of an uninterrupted run with the
-// same seed (wall times aside).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// same seed (wall times aside). A run killed during its test evaluation gets it on resume; a resume
+// changes only the options that leave the steps as they were.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
@@ -122,6 +123,75 @@ describe.each(['remark', 'rank-grpo'] as const)('resume (%s)', (recipe) => {
     expect(resumed.steps).toBe(6);
     expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
   });
+
+  // recipe-independent: run once
+  if (recipe === 'remark') {
+    it('a run stopped by patience stays finished unless a raised patience lets it continue', async () => {
+      const runDir = join(root, 'patience');
+      const inner = createTask(c, tinyTokenizer());
+      // every validation scores the same: the best stays at step 2, so patience 2 stops the run at step 4
+      const flat = {
+        ...inner,
+        evaluate: async (...args: Parameters<typeof inner.evaluate>) => {
+          const evaluation = await inner.evaluate(...args);
+          return args[1] === 'validation' ? { ...evaluation, values: { ...evaluation.values, unionRecall: 0.5 } } : evaluation;
+        },
+      };
+      const patient = { ...c, validation: { ...c.validation, patience: 2 } };
+      expect(await train({ config: patient, policy: await initial(), runDir, loadPolicy, task: flat })).toMatchObject({ stopReason: 'patience', steps: 4 });
+      await expect(resume(runDir, { loadPolicy, task: flat, steps: 6 })).rejects.toThrow(/already finished \(patience at step 4\); to continue it, resume with a larger validation.patience/);
+      const more = await resume(runDir, { loadPolicy, task: flat, overrides: { validation: { patience: 10 } } });
+      expect(more).toMatchObject({ stopReason: 'maxSteps', steps: 6, bestStep: 2 });
+      expect(JSON.parse(readFileSync(join(runDir, 'test.json'), 'utf8')).checkpointStep).toBe(2);
+    });
+
+    it('killed after its final checkpoint, during the test evaluation: resume writes the test and the report', async () => {
+      const runDir = join(root, 'untested');
+      const inner = createTask(c, tinyTokenizer());
+      const killed = {
+        ...inner,
+        evaluate: async (...args: Parameters<typeof inner.evaluate>) => {
+          if (args[1] === 'test') throw new Error('simulated kill during the test evaluation');
+          return inner.evaluate(...args);
+        },
+      };
+      await expect(train({ config: c, policy: await initial(), runDir, loadPolicy, task: killed })).rejects.toThrow('simulated kill');
+      expect(existsSync(join(runDir, 'test.json'))).toBe(false);
+      const resumed = await resume(runDir, { loadPolicy });
+      expect(resumed).toMatchObject({ steps: 6, stopReason: 'maxSteps' });
+      expect(JSON.parse(JSON.stringify(resumed.test))).toEqual(outcome(join(root, 'full')).test.values);
+      expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
+      expect(existsSync(join(runDir, 'report', 'report.md'))).toBe(true);
+      // now nothing is left: a second resume is refused
+      await expect(resume(runDir, { loadPolicy })).rejects.toThrow(/already finished \(maxSteps at step 6\); to continue it, resume with a larger steps/);
+    });
+
+    it('resume applies the options that may change and refuses the others, naming them', async () => {
+      const runDir = join(root, 'options');
+      const stop = { requested: false };
+      const onEvent = (e: TrainerEvent) => {
+        if (e.type === 'step' && e.record.step === 3) stop.requested = true;
+      };
+      await train({ config: c, policy: await initial(), runDir, loadPolicy, onEvent, stop });
+      for (const overrides of [{ seed: 8 }, { learningRate: 1, generation: { maxNewTokens: 9 } }, { recipe: 'rank-grpo' as const }]) {
+        const error = await resume(runDir, { loadPolicy, overrides }).catch((e: unknown) => e);
+        expect(error).toMatchObject({ code: 'GRPO_INVALID_ARGUMENT', message: expect.stringContaining('cannot change on resume') });
+        for (const name of Object.keys(overrides)) expect((error as Error).message).toContain(`"${name}`);
+      }
+      // a typo is an unknown option with a suggestion, as in a first run
+      await expect(resume(runDir, { loadPolicy, overrides: { learningrate: 1 } as never })).rejects.toMatchObject({
+        code: 'GRPO_UNKNOWN_OPTION', message: expect.stringContaining('did you mean "learningRate"'),
+      });
+      const checkpoints: number[] = [];
+      const record = (e: TrainerEvent) => void (e.type === 'checkpoint' && checkpoints.push(e.step));
+      const resumed = await resume(runDir, { loadPolicy, overrides: { checkpointEvery: 1, testPrompts: 2 }, onEvent: record });
+      expect(resumed.steps).toBe(6);
+      expect(checkpoints).toEqual([4, 5, 6]);
+      expect(outcome(runDir).test.completions).toHaveLength(2);
+      // the steps themselves are those of the uninterrupted run
+      expect(outcome(runDir).metrics).toEqual(outcome(join(root, 'full')).metrics);
+    });
+  }
 
   it('the comparison is sensitive: another generation seed gives other metrics', async () => {
     const other = { ...c, seed: 8 };

@@ -1,6 +1,8 @@
 // The `grpo` command: subcommands, --help everywhere, and errors as one clear line (never a stack
-// trace for a user's mistake; an unexpected failure prints its stack and asks for a report).
+// trace for a user's mistake; an unexpected failure prints its stack and asks for a report). A run stopped
+// by SIGINT/SIGTERM exits with that signal's status (130 / 143) once it has saved.
 import { GrpoError } from '../errors.js';
+import { StoppedBySignal } from '../trainer/signals.js';
 import { helpText, parseArgs } from './args.js';
 import type { Command } from './command.js';
 import { benchCommand } from './commands/bench.js';
@@ -54,6 +56,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     await command.run(args, reporter);
     return 0;
   } catch (error) {
+    if (error instanceof StoppedBySignal) {
+      process.stderr.write(`grpo ${name}: ${error.message}\n`);
+      return error.exitCode;
+    }
     if (isUserError(error)) {
       process.stderr.write(`grpo ${name}: ${error.message}\n`);
       return 2;

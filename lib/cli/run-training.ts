@@ -1,9 +1,11 @@
 // Training and SFT with a progress bar and Ctrl-C handling: shared by `grpo train`, `grpo sft` and `grpo demo`.
+// A phase stopped by a signal saves, then ends the whole command with that signal's exit status.
 import type { Policy } from '../policy/policy.js';
-import type { TrainerConfig, ValidationConfig } from '../trainer/config.js';
-import { resume } from '../trainer/resume.js';
+import type { ConfigInput, TrainerConfig, ValidationConfig } from '../trainer/config.js';
+import { resume, resumeConfig } from '../trainer/resume.js';
+import { RunDir } from '../trainer/run-dir.js';
 import { sft, type SftExample, type SftOptions } from '../trainer/sft.js';
-import { stopOnSignals } from '../trainer/signals.js';
+import { signalExitCode, stopOnSignals, StoppedBySignal, type StopFlag } from '../trainer/signals.js';
 import { train, type TrainerEvent, type TrainResult } from '../trainer/train.js';
 import { validatesAt } from '../trainer/validation.js';
 import { loadPolicy } from './models.js';
@@ -36,23 +38,35 @@ function progressEvents(reporter: Reporter, label: string, steps: number, valida
   return { onEvent, done, failed: () => phase.done('stopped by an error') };
 }
 
-/** Trains (or resumes) a run with a progress bar; Ctrl-C finishes the step, saves and returns. */
+/** After a signal stopped a phase and it saved: the error that ends the command with the signal's exit status. */
+function stoppedError(flag: StopFlag): StoppedBySignal {
+  const signal = flag.signal ?? 'SIGINT';
+  return new StoppedBySignal(signal, `stopped by ${signal} after saving (exit status ${signalExitCode(signal)})`);
+}
+
+/**
+ * Trains (or resumes) a run with a progress bar. Ctrl-C (SIGINT) or SIGTERM finishes the step, saves,
+ * prints the resume command and throws {@link StoppedBySignal} (exit status 130 / 143).
+ */
 export async function trainWithProgress(
   reporter: Reporter, label: string,
-  run: { config: TrainerConfig; policy: Policy; runDir: string } | { resumeDir: string; config: TrainerConfig; steps?: number },
+  run: { config: TrainerConfig; policy: Policy; runDir: string } | { resumeDir: string; overrides: ConfigInput },
 ): Promise<TrainResult> {
-  const stop = { requested: false };
+  const config = 'resumeDir' in run ? resumeConfig(await new RunDir(run.resumeDir).config(), run.overrides) : run.config;
+  const stop: StopFlag = { requested: false };
   const release = stopOnSignals(stop, (m) => reporter.line(m));
-  const steps = ('resumeDir' in run ? run.steps : undefined) ?? run.config.steps;
-  const progress = progressEvents(reporter, label, steps, run.config.validation);
-  // a run directory written before the device option has none: the CPU, where it ran
-  const load = (dir: string) => loadPolicy(dir, run.config.device ?? 'cpu');
+  const progress = progressEvents(reporter, label, config.steps, config.validation);
+  // a run directory written before the device option has none: the CPU (its default), where it ran
+  const load = (dir: string) => loadPolicy(dir, config.device);
   try {
     const result = 'resumeDir' in run
-      ? await resume(run.resumeDir, { loadPolicy: load, steps: run.steps, onEvent: progress.onEvent, stop })
+      ? await resume(run.resumeDir, { loadPolicy: load, overrides: run.overrides, onEvent: progress.onEvent, stop })
       : await train({ ...run, loadPolicy: load, onEvent: progress.onEvent, stop });
     progress.done(result);
-    if (result.stopReason === 'interrupted') reporter.line(`Interrupted: checkpoint saved; continue with  grpo train --resume ${result.runDir}`);
+    if (result.stopReason === 'interrupted') {
+      reporter.line(`Interrupted: checkpoint saved; continue with  grpo train --resume ${result.runDir}`);
+      throw stoppedError(stop);
+    }
     return result;
   } catch (error) {
     progress.failed();
@@ -62,17 +76,18 @@ export async function trainWithProgress(
   }
 }
 
-/** SFT with a progress bar; Ctrl-C stops after the current step and still saves. */
+/** SFT with a progress bar; Ctrl-C stops after the current step, still saves, then throws {@link StoppedBySignal}. */
 export async function sftWithProgress(
   reporter: Reporter, label: string, policy: Policy, examples: readonly SftExample[], options: SftOptions, out: string,
 ): Promise<void> {
-  const stop = { requested: false };
+  const stop: StopFlag = { requested: false };
   const release = stopOnSignals(stop, (m) => reporter.line(m));
   const phase = reporter.phase(label, options.steps, 'steps');
   let loss = NaN;
   try {
     await sft(policy, examples, options, { out, stop, onStep: (r) => phase.update(r.step, `loss ${fmt((loss = r.loss))}`) });
     phase.done(`final loss ${fmt(loss)}; saved ${out}/policy`);
+    if (stop.requested) throw stoppedError(stop);
   } catch (error) {
     phase.done('stopped by an error');
     throw error;

@@ -1,9 +1,10 @@
 // A run directory: the resolved config, metrics.jsonl, validation.jsonl, atomic checkpoints (policy +
-// trainer state, written to a temporary folder and renamed), the best checkpoint, and the final
-// evaluation. A crash at any point leaves the last good checkpoint and `latest.json` intact.
+// trainer state, written to a temporary folder and renamed), the best checkpoint (one folder swapped
+// in by one rename), and the final evaluation. A crash at any point leaves the last good checkpoint,
+// `latest.json` and the last complete best intact.
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, lstat, mkdir, readdir, readFile, readlink, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { GrpoError } from '../errors.js';
 import type { Policy } from '../policy/policy.js';
 import { mergeConfig, TRAINER_DEFAULTS, type TrainerConfig } from './config.js';
@@ -33,6 +34,7 @@ export const RUN_FILES = Object.freeze({
   latest: 'latest.json',
   checkpoints: 'checkpoints',
   best: 'best',
+  bestVersions: 'best-versions',
   test: 'test.json',
   report: 'report',
 });
@@ -136,15 +138,75 @@ export class RunDir {
     return { policyDir: join(dir, 'policy'), state };
   }
 
-  /** Saves the best policy so far (atomic: Policy.save writes a temporary folder and renames it). */
+  /**
+   * Saves the best policy so far as one unit: `best-versions/<version>/` (policy/ + best.json) is
+   * written under a temporary name and renamed, then the `best` link is moved to it by one rename.
+   * The previous version stays until the next swap, so a reader that resolved `best` keeps a whole folder.
+   */
   async saveBest(policy: Policy, step: number, value: number, metric: string): Promise<void> {
-    await mkdir(this.file('best'), { recursive: true });
-    await policy.save(join(this.file('best'), 'policy'));
-    await writeJsonAtomic(join(this.file('best'), 'best.json'), { step, metric, value });
+    const root = this.file('bestVersions');
+    await mkdir(root, { recursive: true });
+    // unique: a resumed run may save the same step again while `best` still points at the first save
+    const version = `step-${step}-${process.pid}-${Date.now()}`;
+    const temp = join(root, `.${version}.tmp`);
+    await mkdir(temp);
+    await policy.save(join(temp, 'policy'));
+    await writeJsonAtomic(join(temp, 'best.json'), { step, metric, value } satisfies BestInfo);
+    await rename(temp, join(root, version));
+    const previous = await this.bestVersion();
+    await swapLink(this.file('best'), join(RUN_FILES.bestVersions, version));
+    for (const entry of await readdir(root)) {
+      if (entry !== version && entry !== previous) await rm(join(root, entry), { recursive: true, force: true });
+    }
   }
 
-  bestPolicyDir(): string | null {
-    const dir = join(this.file('best'), 'policy');
-    return existsSync(dir) ? dir : null;
+  /** The best checkpoint, read from one version (the link resolved once), or null before the first. */
+  async best(): Promise<(BestInfo & { policyDir: string }) | null> {
+    let dir: string;
+    try {
+      dir = await realpath(this.file('best'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    const info = await readJson<BestInfo>(join(dir, 'best.json'));
+    return { ...info, policyDir: join(dir, 'policy') };
   }
+
+  /** The version `best` points at; a `best/` folder of the earlier layout is moved into best-versions/ first. */
+  private async bestVersion(): Promise<string | null> {
+    const link = this.file('best');
+    const stats = await lstat(link).catch(() => null);
+    if (stats === null) return null;
+    if (stats.isSymbolicLink()) return basename(await readlink(link));
+    const version = `earlier-layout-${Date.now()}`;
+    await rename(link, join(this.file('bestVersions'), version));
+    return version;
+  }
+
+  /** Whether the run wrote its test evaluation and its report (both written once it stopped). */
+  finished(): boolean {
+    return existsSync(this.file('test')) && existsSync(this.file('report'));
+  }
+
+  /** Removes the test evaluation and report of a run that continues past its earlier end (they describe that end). */
+  async clearResults(): Promise<void> {
+    await rm(this.file('test'), { force: true });
+    await rm(this.file('report'), { recursive: true, force: true });
+  }
+}
+
+/** What best.json holds: the validation that made this checkpoint the best. */
+export interface BestInfo {
+  step: number;
+  metric: string;
+  value: number;
+}
+
+/** Points the symbolic link `path` at `target` by one rename (never a moment without the link). */
+async function swapLink(path: string, target: string): Promise<void> {
+  const temp = `${path}.tmp-${process.pid}`;
+  await rm(temp, { force: true });
+  await symlink(target, temp); // relative: the run folder stays movable
+  await rename(temp, path);
 }

@@ -1,7 +1,9 @@
 // Reports from run directories: one run (written at the end of training) or several compared
 // (paired differences on the same test prompts, steps-to-target, traces), via lib/eval/report.ts.
+// A run's own report/ is replaced whole, so its presence means the run finished.
 import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
+import { rename, rm } from 'node:fs/promises';
+import { basename, join, relative } from 'node:path';
 import { buildReport, REPORT_DEFAULTS, writeReport, type ReportDiagnostics, type ReportOptions, type ReportRun } from '../eval/report.js';
 import type { RequestSeries } from '../eval/bootstrap.js';
 import type { StepRecord } from './loop.js';
@@ -57,12 +59,18 @@ function windowFor(runs: readonly ReportRun[], options: ReportOptions): ReportOp
   return { ...options, window: Math.max(1, Math.min(REPORT_DEFAULTS.window, Math.floor(steps / 4))) };
 }
 
-/** Writes `<run>/report/` for one run. */
+/** Writes `<run>/report/` for one run: into a temporary folder swapped in whole, so `report/` is always complete. */
 export async function writeRunReport(dir: RunDir, options: ReportOptions = {}): Promise<string[]> {
   const config = await dir.config();
   const run = await reportRun(dir);
   const report = await buildReport({ title: `Run ${run.name} (${config.recipe})`, runs: [run] }, windowFor([run], options));
-  return writeReport(report, dir.file('report'));
+  const out = dir.file('report');
+  const temp = `${out}.tmp-${process.pid}`;
+  await rm(temp, { recursive: true, force: true });
+  const written = await writeReport(report, temp);
+  await rm(out, { recursive: true, force: true });
+  await rename(temp, out);
+  return written.map((file) => join(out, relative(temp, file)));
 }
 
 /** Compares runs (the first is the baseline) into `out`: report.md and its figures. */

@@ -125,11 +125,11 @@ function plainSeries(e: Evaluation) {
 
 /** Test evaluation of the best checkpoint (the current policy when none was validated), then the report. */
 async function testSelected(ctx: RunContext): Promise<Record<string, number>> {
-  const bestDir = ctx.dir.bestPolicyDir();
-  const policy = bestDir ? await ctx.loadPolicy(bestDir) : ctx.policy;
+  const best = await ctx.dir.best();
+  const policy = best ? await ctx.loadPolicy(best.policyDir) : ctx.policy;
   try {
     const evaluation = await ctx.task.evaluate(policy, 'test', ctx.config.testPrompts);
-    const checkpointStep = bestDir ? ctx.state.validation.bestStep : ctx.state.step;
+    const checkpointStep = best ? best.step : ctx.state.step;
     await writeJsonAtomic(ctx.dir.file('test'), {
       checkpointStep, values: evaluation.values, series: plainSeries(evaluation), completions: evaluation.completions,
     });

@@ -1,17 +1,25 @@
 // `grpo train`: one recipe from a starting checkpoint into a run directory, or --resume one.
+import { basename } from 'node:path';
+import { GrpoError } from '../../errors.js';
 import { resolveConfig } from '../../trainer/recipes.js';
-import { RunDir } from '../../trainer/run-dir.js';
+import { RESUMABLE_OPTIONS } from '../../trainer/resume.js';
 import { DEVICE_FLAG, deviceFlag } from '../args.js';
 import { readConfigFile, required, type Command } from '../command.js';
 import { loadPolicy } from '../models.js';
 import { trainWithProgress } from '../run-training.js';
 
+/** Flags that say where a first run starts from; a resumed run has its own. */
+const RUN_SOURCE_FLAGS = ['policy', 'out', 'config'];
+
 export const trainCommand: Command = {
   name: 'train',
   summary: 'train a policy with a recipe (rank-grpo, remark, remark-mean, ccr, grpo), or resume a run',
-  usage: 'grpo train --recipe <name> --policy <checkpoint> --out <run dir> [--device cpu|cuda|auto] [--config <file.json>] [--<option> <value> ...]\n       grpo train --resume <run dir> [--steps <n>] [--device cpu|cuda|auto]',
+  usage: 'grpo train --recipe <name> --policy <checkpoint> --out <run dir> [--device cpu|cuda|auto] [--config <file.json>] [--<option> <value> ...]\n' +
+    '       grpo train --resume <run dir> [--steps <n>] [--device cpu|cuda|auto] [--<option> <value> ...]',
   description: 'Runs GRPO steps with validation, best-checkpoint selection and early stopping, then evaluates the selected checkpoint\n' +
-    'on the test split and writes a report. Ctrl-C finishes the current step, saves a checkpoint and exits; --resume continues exactly.',
+    'on the test split and writes a report. Ctrl-C (or SIGTERM) finishes the current step, saves a checkpoint and exits with status\n' +
+    '130 (143); --resume continues exactly, or writes the test evaluation and report a stopped run had left. On resume only these\n' +
+    `options may change: ${RESUMABLE_OPTIONS.join(', ')}; any other is refused (it would change what the remaining steps compute).`,
   flags: [
     { name: 'recipe', help: 'rank-grpo | remark | remark-mean | ccr | grpo (default remark)' },
     { name: 'policy', help: 'starting checkpoint folder (e.g. runs/sft/policy)' },
@@ -24,17 +32,18 @@ export const trainCommand: Command = {
   async run(args, reporter) {
     const resumeDir = args.flags.get('resume');
     const device = deviceFlag(args);
+    const recipe = args.flags.get('recipe');
+    const overrides = { ...args.overrides, ...(recipe ? { recipe: recipe as never } : {}), ...(device ? { device } : {}) };
     if (resumeDir !== undefined) {
-      const config = await new RunDir(resumeDir).config();
-      if (device) config.device = device;
-      const steps = args.overrides.steps as number | undefined;
-      const result = await trainWithProgress(reporter, `resume ${config.recipe}`, { resumeDir, config, steps });
+      const extra = RUN_SOURCE_FLAGS.filter((name) => args.flags.has(name));
+      if (extra.length > 0) {
+        throw new GrpoError('GRPO_INVALID_ARGUMENT', `--resume continues ${resumeDir} from its own checkpoint and config.json; remove ${extra.map((f) => `--${f}`).join(', ')}`);
+      }
+      const result = await trainWithProgress(reporter, `resume ${basename(resumeDir)}`, { resumeDir, overrides });
       if (result.test) reporter.line(JSON.stringify({ test: result.test }, null, 2));
       return;
     }
-    const file = await readConfigFile(args.flags.get('config'));
-    const recipe = args.flags.get('recipe');
-    const config = resolveConfig(file, { ...args.overrides, ...(recipe ? { recipe: recipe as never } : {}), ...(device ? { device } : {}) });
+    const config = resolveConfig(await readConfigFile(args.flags.get('config')), overrides);
     const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'), config.device);
     const result = await trainWithProgress(reporter, `train ${config.recipe}`, { config, policy, runDir: required(args, 'out', 'run directory') });
     if (result.test) reporter.line(JSON.stringify({ test: result.test }, null, 2));
