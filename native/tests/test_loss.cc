@@ -17,7 +17,7 @@ grpo_loss_options base_options() {
   o.surrogate = {GRPO_LOSS_CLIP, 0.2, 0.2, 0.0, 0.0, 0.0, 5.0, 1.0, 1.05, 2.0, 3.0, 3.0, 2.0};
   o.is_level = GRPO_IS_TOKEN;
   o.num_items = 3;
-  o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_NONE, 0, 0.0};
+  o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_NONE, 0, 0.0, 0};
   o.aggregate = {GRPO_AGG_LOCAL_TOKEN_MEAN, 0, 0.0, 0.0, 9.0, 0.0, 1.0};
   o.top_entropy_quantile = 1.0;
   return o;
@@ -98,7 +98,7 @@ void gradient_matches_finite_differences(int32_t type, int32_t level, int32_t mo
   grpo_loss_options o = base_options();
   o.surrogate.type = type, o.is_level = level, o.aggregate.mode = mode;
   const bool stop_gradient = type == GRPO_LOSS_CISPO_CAP || type == GRPO_LOSS_CISPO_CLAMP || type == GRPO_LOSS_VESPO;
-  o.kl = {static_cast<int32_t>(seed % 4), static_cast<int32_t>(seed % 3), static_cast<int32_t>(seed % 2), stop_gradient ? 0.0 : 0.05};
+  o.kl = {static_cast<int32_t>(seed % 4), static_cast<int32_t>(seed % 3), static_cast<int32_t>(seed % 2), stop_gradient ? 0.0 : 0.05, 0};
   o.surrogate.delta = seed % 2 ? 1.5 : 0.0, o.surrogate.dual_clip_c = seed % 3 ? 3.0 : 0.0;
   grpo_loss_stats stats{};
   CHECK(grpo_policy_loss(p.logp.data(), p.old.data(), p.ref.data(), p.adv.data(), 1, p.mask.data(), p.segments.data(),
