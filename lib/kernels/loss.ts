@@ -5,7 +5,7 @@ import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
-export type LossType = 'clip' | 'cispoCap' | 'cispoClamp' | 'sapo' | 'vespo' | 'gpg' | 'geoMean';
+export type LossType = 'clip' | 'cispoCap' | 'cispoClamp' | 'sapo' | 'vespo' | 'gpg' | 'geoMean' | 'none';
 export type IsLevel = 'token' | 'sequence' | 'sequenceToken' | 'item';
 export type KlEstimator = 'k1' | 'abs' | 'k2' | 'k3';
 export type KlClamp = 'none' | 'verl' | 'openrlhf';
@@ -41,7 +41,8 @@ export interface PolicyLossOptions {
   /**
    * `"clip"` (TRL grpo/bnpo/dr_grpo/dapo/luspo, verl vanilla/gspo), `"cispoCap"` (TRL cispo: sg(min(r, cap))·A·logp),
    * `"cispoClamp"` (verl cispo), `"sapo"`, `"vespo"` (TRL), `"gpg"` (verl), `"geoMean"` (verl GMPO: row mean,
-   * ignores `isLevel` and `aggregation` for its policy term, which is a mean over `sequenceCount` rows). @defaultValue "clip"
+   * ignores `isLevel` and `aggregation` for its policy term, which is a mean over `sequenceCount` rows), `"none"` (no
+   * policy term: the KL term alone, see klLoss). @defaultValue "clip"
    */
   lossType?: LossType;
   /** `"token"`, `"sequence"` (TRL GSPO), `"sequenceToken"` (verl gspo), `"item"` (Rank-GRPO, needs segments). @defaultValue "token" */
@@ -181,7 +182,7 @@ export const LOSS_DEFAULTS = Object.freeze({
   topEntropyQuantile: 1,
 } as const);
 
-export const LOSS_TYPES: readonly LossType[] = ['clip', 'cispoCap', 'cispoClamp', 'sapo', 'vespo', 'gpg', 'geoMean'];
+export const LOSS_TYPES: readonly LossType[] = ['clip', 'cispoCap', 'cispoClamp', 'sapo', 'vespo', 'gpg', 'geoMean', 'none'];
 export const IS_LEVELS: readonly IsLevel[] = ['token', 'sequence', 'sequenceToken', 'item'];
 export const KL_ESTIMATORS: readonly KlEstimator[] = ['k1', 'abs', 'k2', 'k3'];
 export const KL_CLAMPS: readonly KlClamp[] = ['none', 'verl', 'openrlhf'];

@@ -29,7 +29,7 @@ inline void check_positive(double value, const char* name, bool zero_allowed) {
 inline void check_options(const grpo_loss_options* options) {
   if (!options) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
   const grpo_loss_options& o = *options;
-  check_enum(o.surrogate.type, GRPO_LOSS_GEO_MEAN, "surrogate.type");
+  check_enum(o.surrogate.type, GRPO_LOSS_NONE, "surrogate.type");
   check_enum(o.is_level, GRPO_IS_ITEM, "is_level");
   check_enum(o.kl.estimator, GRPO_KL_K3, "kl.estimator");
   check_enum(o.kl.clamp, GRPO_KL_CLAMP_OPENRLHF, "kl.clamp");

@@ -94,7 +94,7 @@ GRPO_HD Term surrogate(float r, float a, float logp, float phi, const grpo_surro
     case GRPO_LOSS_SAPO: return sapo_term(r, a, s);
     case GRPO_LOSS_VESPO: return {-phi * a * logp, 0.0f, -phi * a, false, false, false};
     case GRPO_LOSS_GPG: return {-a * logp, 0.0f, -a, false, false, false};
-    default: return {0.0f, 0.0f, 0.0f, false, false, false};  // GEO_MEAN: a row-level term
+    default: return {0.0f, 0.0f, 0.0f, false, false, false};  // GEO_MEAN: a row-level term; NONE: no term
   }
 }
 

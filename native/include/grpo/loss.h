@@ -24,7 +24,8 @@ typedef enum grpo_loss_type {
   GRPO_LOSS_SAPO = 3,        /* -σ(τ(r-1))·4/τ·A, τ = τ+ if A>0 else τ- (TRL, verl sapo) */
   GRPO_LOSS_VESPO = 4,       /* -φ·A·logp, φ = exp(λ + k·log w - λ·w) per sequence (TRL vespo) */
   GRPO_LOSS_GPG = 5,         /* -A·logp (verl gpg) */
-  GRPO_LOSS_GEO_MEAN = 6     /* GMPO: -A_i·exp(mean of sign-clipped log-ratios), mean over rows (verl geo_mean) */
+  GRPO_LOSS_GEO_MEAN = 6,    /* GMPO: -A_i·exp(mean of sign-clipped log-ratios), mean over rows (verl geo_mean) */
+  GRPO_LOSS_NONE = 7         /* no policy term: the aggregated KL term alone (verl agg_loss(kl_penalty(...))) */
 } grpo_loss_type;
 
 typedef enum grpo_is_level {
