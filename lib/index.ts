@@ -19,6 +19,7 @@ export {
 } from './kernels/logprob.js';
 export { matmul, matmulSync, matmulBf16Native, type MatmulOptions, type MatmulShape } from './kernels/gemm.js';
 export * from './rewards/index.js';
+export { upstreamYear } from './rewards/items-rankgrpo.js';
 export {
   packProblems,
   defaultCcrTemplate,
