@@ -19,6 +19,7 @@ export {
 } from './kernels/logprob.js';
 export { matmul, matmulSync, matmulBf16Native, type MatmulOptions, type MatmulShape } from './kernels/gemm.js';
 export * from './rewards/index.js';
+export { upstreamYear } from './rewards/items-rankgrpo.js';
 export {
   packProblems,
   defaultCcrTemplate,
@@ -100,6 +101,17 @@ export {
   type ResolvedLossOptions,
 } from './kernels/loss.js';
 export { presets, type Preset } from './kernels/presets.js';
+export {
+  klLoss,
+  klLossSync,
+  VERL_KL_TYPES,
+  VERL_AGGREGATIONS,
+  type KlLossInput,
+  type KlLossOptions,
+  type KlLossResult,
+  type VerlKlType,
+  type VerlAggregation,
+} from './kernels/kl-loss.js';
 export { policyLossReference, klReference, type LossReferenceInput } from './reference/loss.js';
 export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference } from './reference/advantage.js';
 export * from './policy/index.js';

@@ -60,8 +60,14 @@ function expectLossParity(cuda: PolicyLossResult, cpu: PolicyLossResult): void {
   expect(Object.keys(cudaStats)).toEqual(Object.keys(cpuStats));
 }
 
+// TRL luspo's all-positions mean reads padding (docs/advantages-and-loss.md): there padding holds finite log-probs.
+const ALL_POSITIONS = 'allPositionsLengthWeighted';
+const readable = (input: PolicyLossInput, options: PolicyLossCallOptions): PolicyLossInput =>
+  (options.aggregation === ALL_POSITIONS ? { ...input, logp: input.logp.map((x, i) => (input.mask[i] ? x : -0.7)) } : input);
+
 function compareDevices(input: PolicyLossInput, options: PolicyLossCallOptions): void {
-  expectLossParity(policyLossSync(input, { ...options, device: 'cuda' }), policyLossSync(input, options));
+  const x = readable(input, options);
+  expectLossParity(policyLossSync(x, { ...options, device: 'cuda' }), policyLossSync(x, options));
 }
 
 /** [code, message] of what `fn` throws, or undefined. */
@@ -98,7 +104,7 @@ describe.runIf(gpu)('policy loss: CUDA vs CPU', () => {
   for (const lossType of LOSS_TYPES) {
     for (const isLevel of IS_LEVELS) {
       it(`${lossType} at the ${isLevel} level, every aggregation, with and without KL and clips`, () => {
-        for (const aggregation of AGGREGATIONS) {
+        for (const aggregation of AGGREGATIONS.filter((a) => a !== ALL_POSITIONS || isLevel !== 'item')) { // no item level there
           const options = { lossType, isLevel, aggregation, maxCompletionLength: 150, numItems: 3 } as const;
           compareDevices(plain, options);
           compareDevices(perRow, options);

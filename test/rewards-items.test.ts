@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../lib/rewards/catalog.js';
 import { cleanTitle, isCleanTitle, parseItems, renderItems, type ParsedItem } from '../lib/rewards/items.js';
+import { upstreamYear } from '../lib/rewards/items-rankgrpo.js';
 import { checkContext, checkItems, groundTruth, itemTitles, matchHits, type MatchRules, type SeenEntry } from '../lib/rewards/match.js';
 import { normalizeTitle } from '../lib/rewards/normalize.js';
 import type { TitleYear } from '../lib/rewards/catalog.js';
@@ -131,6 +132,25 @@ describe('normalizeTitle', () => {
   });
 });
 
+// yaochenzhu/Rank-GRPO@0808d82 libs/metrics_align.py L5-9: _safe_int_year(y) = int(str(y)), None when int() raises;
+// applied to ground-truth years (L46-52) and recommended years (L63-65). Expected values are Python's int(str(y)).
+describe('upstreamYear (rankGrpo mode: int(str(y)))', () => {
+  it('parses a string as Python int() does and drops what int() rejects', () => {
+    const parsed: [unknown, number | null][] = [
+      ['1999', 1999], [' 1999\n', 1999], ['+1999', 1999], ['-12', -12], ['0099', 99], ['1_999', 1999],
+      ['\u0661\u0669\u0669\u0669', 1999], ['\uff11\uff19\uff19\uff19', 1999], ['\u{1d7d9}\u{1d7e1}', 19], // Arabic-Indic, fullwidth, math double-struck
+      ['1999.0', null], ['n/a', null], ['', null], ['19 99', null], ['1__999', null], ['_1999', null], ['1999_', null],
+      [1999, 1999], [1999.5, null], [NaN, null], [true, null], [null, null], [undefined, null], [2000n, 2000],
+    ];
+    for (const [value, expected] of parsed) expect(upstreamYear(value), String(value)).toBe(expected);
+  });
+
+  // libs/utils.py L62 and L75: pattern (.+?)\s+\((\d{4})\) (Python's \d is any Unicode digit), year = int(match.group(2)).
+  it('reads Unicode-digit years in list lines as process_rec_raw does', () => {
+    expect(pairs(parseItems('1. Heat (\u0661\u0669\u0669\u0665)\n2. Alien (1979)', 'rankGrpo').items)).toEqual([['Heat', 1995], ['Alien', 1979]]);
+  });
+});
+
 describe('matcher (TV23, rankGrpo mode)', () => {
   const upstream: MatchRules = { mode: 'rankGrpo', normalization: 'rankGrpo', yearTolerance: 2 };
   const tv9Catalog: TitleYear[] = [
@@ -174,6 +194,14 @@ describe('matcher (TV23, rankGrpo mode)', () => {
     expect(hits([['The Matrix', 1999]], [['the   MATRIX', 1999]])).toEqual([1, 0, 0, 0, 0]);
     expect(hits([['the matrix', 1999]], [['The Matrix', 1999]])).toEqual([0, 0, 0, 0, 0]);
     expect(hits([['Heat', 1995]], [['Heat', Number('n/a')]])).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('ground-truth years given as strings parse as int(str(y)); non-numeric ones are dropped', () => {
+    const asStrings = (gt: [string, string][]) => gt as unknown as [string, number][];
+    expect(hits([['The Matrix', 1999]], asStrings([['The Matrix', '1999']]))).toEqual([1, 0, 0, 0, 0]);
+    expect(hits([['The Matrix', 2001]], asStrings([['The Matrix', ' 1999 ']]))).toEqual([1, 0, 0, 0, 0]); // ±2 from 1999
+    expect(hits([['Heat', 1995], ['Alien', 1979]], asStrings([['Heat', 'n/a'], ['Alien', '1979']]))).toEqual([0, 1, 0, 0, 0]);
+    expect(hits([['Heat', 1995]], asStrings([['Heat', '1995.0']]))).toEqual([0, 0, 0, 0, 0]);
   });
 
   it('default mode: normalised checks, duplicates and seen-with-year reasons', () => {

@@ -5,12 +5,13 @@ import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
-export type LossType = 'clip' | 'cispoCap' | 'cispoClamp' | 'sapo' | 'vespo' | 'gpg' | 'geoMean';
+export type LossType = 'clip' | 'cispoCap' | 'cispoClamp' | 'sapo' | 'vespo' | 'gpg' | 'geoMean' | 'none';
 export type IsLevel = 'token' | 'sequence' | 'sequenceToken' | 'item';
 export type KlEstimator = 'k1' | 'abs' | 'k2' | 'k3';
 export type KlClamp = 'none' | 'verl' | 'openrlhf';
 export type Aggregation =
-  | 'globalTokenMean' | 'localTokenMean' | 'seqMeanTokenMean' | 'seqMeanTokenSum' | 'tokenSumOverBL' | 'tokenSumOverL';
+  | 'globalTokenMean' | 'localTokenMean' | 'seqMeanTokenMean' | 'seqMeanTokenSum' | 'tokenSumOverBL' | 'tokenSumOverL'
+  | 'allPositionsLengthWeighted';
 
 /** Inputs of {@link policyLoss}; every [B, T] array is row-major. */
 export interface PolicyLossInput {
@@ -24,7 +25,10 @@ export interface PolicyLossInput {
   refLogp?: Float32Array;
   /** [B, T] per-token or [B] per-sequence advantages. */
   advantages: Float32Array;
-  /** [B, T] 0/1 loss mask; masked-out tokens get a zero gradient and their values are never read. */
+  /**
+   * [B, T] 0/1 loss mask; masked-out tokens get a zero gradient and their values are never read (except under
+   * `aggregation: "allPositionsLengthWeighted"`, which reads padding's logp, old, ref and advantages as TRL luspo does).
+   */
   mask: Uint8Array;
   /** [B, T] item index per token (−1 none) for `isLevel: "item"`. */
   segments?: Int32Array;
@@ -37,7 +41,8 @@ export interface PolicyLossOptions {
   /**
    * `"clip"` (TRL grpo/bnpo/dr_grpo/dapo/luspo, verl vanilla/gspo), `"cispoCap"` (TRL cispo: sg(min(r, cap))·A·logp),
    * `"cispoClamp"` (verl cispo), `"sapo"`, `"vespo"` (TRL), `"gpg"` (verl), `"geoMean"` (verl GMPO: row mean,
-   * ignores `isLevel` and `aggregation` for its policy term, which is a mean over `sequenceCount` rows). @defaultValue "clip"
+   * ignores `isLevel` and `aggregation` for its policy term, which is a mean over `sequenceCount` rows), `"none"` (no
+   * policy term: the KL term alone, see klLoss). @defaultValue "clip"
    */
   lossType?: LossType;
   /** `"token"`, `"sequence"` (TRL GSPO), `"sequenceToken"` (verl gspo), `"item"` (Rank-GRPO, needs segments). @defaultValue "token" */
@@ -68,12 +73,20 @@ export interface PolicyLossOptions {
   klEstimator?: KlEstimator;
   /** `"none"` (TRL), `"verl"` (k3: log-ratio ±20, value ±10), `"openrlhf"` (every value ±10). @defaultValue "none" */
   klClamp?: KlClamp;
-  /** TRL `use_bias_correction_kl`: KL × ratio. @defaultValue false */
+  /** TRL `use_bias_correction_kl`: KL × ratio (in the loss and in the logged `stats.kl`). @defaultValue false */
   klBiasCorrection?: boolean;
+  /**
+   * verl's straight-through estimators (`kl_loss_type` "k1+", "k3+", "low_var_kl+"): the value of `klEstimator`, the
+   * gradient of k2, ½(logp − ref)², i.e. logp − ref. @defaultValue false
+   */
+  klK2Gradient?: boolean;
   /**
    * `"globalTokenMean"` Σℓ/tokenCount (TRL dapo/cispo/vespo), `"localTokenMean"` Σℓ/Σmask (TRL bnpo, verl legacy
    * token-mean), `"seqMeanTokenMean"` (TRL grpo/sapo), `"seqMeanTokenSum"` (verl; TRL luspo), `"tokenSumOverBL"`
-   * Σℓ/(B·maxCompletionLength) (TRL dr_grpo), `"tokenSumOverL"` Σℓ/lossScaleFactor (verl seq-mean-token-sum-norm).
+   * Σℓ/(B·maxCompletionLength) (TRL dr_grpo), `"tokenSumOverL"` Σℓ/lossScaleFactor (verl seq-mean-token-sum-norm),
+   * `"allPositionsLengthWeighted"` Σ over all B·T positions, padding included, of ℓ·n_i / (B·T) (TRL luspo's
+   * `(per_token_loss * mask.sum(1)).mean()` with a [B, T] per-token loss: token level, or sequence level with β > 0;
+   * padding's own logp, old, ref and advantages are read, must be finite and get a gradient; not at the item level).
    * @defaultValue "globalTokenMean"
    */
   aggregation?: Aggregation;
@@ -106,9 +119,13 @@ export interface PolicyLossCallOptions extends PolicyLossOptions {
 export interface PolicyLossStats {
   /** The policy term alone, aggregated like the loss (TRL `policy_loss`, verl `pg_loss`). */
   policyLoss: number;
-  /** Mean KL per token (TRL `kl`); NaN without refLogp. */
+  /** Mean KL per token (TRL `kl`; KL × ratio with `klBiasCorrection`, as TRL logs it); NaN without refLogp. */
   kl: number;
-  /** r < 1 − εl with A < 0 (TRL `clip_ratio/low_mean`). */
+  /**
+   * r < 1 − εl with A < 0 (TRL `clip_ratio/low_mean`). Like the high and region ratios: a token mean, but at
+   * `isLevel: "sequence"` with [B] advantages the mean over the B sequences of each one's flag, as TRL logs its
+   * [B, 1] ratio.
+   */
   clipRatioLow: number;
   /** r > 1 + εh with A > 0 (TRL `clip_ratio/high_mean`; CISPO: r above the cap). */
   clipRatioHigh: number;
@@ -121,10 +138,12 @@ export interface PolicyLossStats {
   ratioMax: number;
   /** Mean entropy (TRL `entropy`); NaN without entropy. */
   entropy: number;
-  /** mean(old − logp) (verl `ppo_kl`). */
+  /** mean(−log r) (verl `ppo_kl`); at the token level log r after `logRatioClamp` (verl ±20). */
   ppoKl: number;
   /** Σ mask. */
   tokens: number;
+  /** `lossType: "vespo"`: mean φ over the B sequences ([B] advantages; per token with [B, T]) (TRL `vespo/phi_seq_mean`); else NaN. */
+  phiSeqMean: number;
 }
 
 export interface PolicyLossResult {
@@ -152,6 +171,7 @@ export const LOSS_DEFAULTS = Object.freeze({
   klEstimator: 'k3',
   klClamp: 'none',
   klBiasCorrection: false,
+  klK2Gradient: false,
   aggregation: 'globalTokenMean',
   tokenCount: null,
   sequenceCount: null,
@@ -162,12 +182,13 @@ export const LOSS_DEFAULTS = Object.freeze({
   topEntropyQuantile: 1,
 } as const);
 
-export const LOSS_TYPES: readonly LossType[] = ['clip', 'cispoCap', 'cispoClamp', 'sapo', 'vespo', 'gpg', 'geoMean'];
+export const LOSS_TYPES: readonly LossType[] = ['clip', 'cispoCap', 'cispoClamp', 'sapo', 'vespo', 'gpg', 'geoMean', 'none'];
 export const IS_LEVELS: readonly IsLevel[] = ['token', 'sequence', 'sequenceToken', 'item'];
 export const KL_ESTIMATORS: readonly KlEstimator[] = ['k1', 'abs', 'k2', 'k3'];
 export const KL_CLAMPS: readonly KlClamp[] = ['none', 'verl', 'openrlhf'];
 export const AGGREGATIONS: readonly Aggregation[] = [
   'globalTokenMean', 'localTokenMean', 'seqMeanTokenMean', 'seqMeanTokenSum', 'tokenSumOverBL', 'tokenSumOverL',
+  'allPositionsLengthWeighted',
 ];
 const KEYS = Object.keys(LOSS_DEFAULTS);
 const INPUT_KEYS = ['shape', 'logp', 'oldLogp', 'refLogp', 'advantages', 'mask', 'segments', 'entropy'] as const;
@@ -183,6 +204,14 @@ const positive = (name: string, v: unknown) =>
 const optional = (name: string, v: unknown, read: (n: string, x: unknown) => number) =>
   (v === null || v === undefined ? null : read(name, v));
 
+/** TRL luspo's all-positions mean has a token or sequence ratio (padding has no item). */
+function allPositionsLevel(aggregation: Aggregation, isLevel: IsLevel): Aggregation {
+  if (aggregation === 'allPositionsLengthWeighted' && isLevel === 'item') {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} isLevel "token", "sequence" or "sequenceToken" with aggregation "allPositionsLengthWeighted" but received "item"`);
+  }
+  return aggregation;
+}
+
 /**
  * Fills in {@link LOSS_DEFAULTS} and checks every option: the one place where presets and overrides
  * become the fields the native kernel reads. `geoMean` resolves `isLevel` to `"token"`.
@@ -195,9 +224,10 @@ export function resolveLossOptions(options?: PolicyLossOptions): ResolvedLossOpt
   for (const [k, v] of Object.entries(vespo)) nonNegative(`vespo.${k}`, v);
   const lossType = check.oneOf(`${FN} lossType`, o.lossType, LOSS_TYPES);
   const isLevel = check.oneOf(`${FN} isLevel`, o.isLevel, IS_LEVELS);
+  const level = lossType === 'geoMean' ? 'token' : isLevel; // GMPO forms its own sequence ratio
   return {
     lossType,
-    isLevel: lossType === 'geoMean' ? 'token' : isLevel, // GMPO forms its own sequence ratio
+    isLevel: level,
     epsilonLow: nonNegative('epsilonLow', o.epsilonLow),
     epsilonHigh: optional('epsilonHigh', o.epsilonHigh, nonNegative),
     delta: optional('delta', o.delta, positive),
@@ -213,7 +243,8 @@ export function resolveLossOptions(options?: PolicyLossOptions): ResolvedLossOpt
     klEstimator: check.oneOf(`${FN} klEstimator`, o.klEstimator, KL_ESTIMATORS),
     klClamp: check.oneOf(`${FN} klClamp`, o.klClamp, KL_CLAMPS),
     klBiasCorrection: check.boolean(`${FN} klBiasCorrection`, o.klBiasCorrection),
-    aggregation: check.oneOf(`${FN} aggregation`, o.aggregation, AGGREGATIONS),
+    klK2Gradient: check.boolean(`${FN} klK2Gradient`, o.klK2Gradient),
+    aggregation: allPositionsLevel(check.oneOf(`${FN} aggregation`, o.aggregation, AGGREGATIONS), level),
     tokenCount: optional('tokenCount', o.tokenCount, positive),
     sequenceCount: optional('sequenceCount', o.sequenceCount, positive),
     maxCompletionLength: optional('maxCompletionLength', o.maxCompletionLength, positive),
@@ -224,7 +255,7 @@ export function resolveLossOptions(options?: PolicyLossOptions): ResolvedLossOpt
   };
 }
 
-/** The Float64Array layout read by native/addon/loss_addon.cc (28 fields). */
+/** The Float64Array layout read by native/addon/loss_addon.cc (29 fields). */
 function pack(o: ResolvedLossOptions, numItems: number, perToken: boolean): Float64Array {
   const v = o.vespo as { kPos: number; lambdaPos: number; kNeg: number; lambdaNeg: number };
   return Float64Array.of(
@@ -235,7 +266,7 @@ function pack(o: ResolvedLossOptions, numItems: number, perToken: boolean): Floa
     KL_ESTIMATORS.indexOf(o.klEstimator as KlEstimator), KL_CLAMPS.indexOf(o.klClamp as KlClamp), o.klBiasCorrection ? 1 : 0, o.beta as number,
     AGGREGATIONS.indexOf(o.aggregation as Aggregation), o.emptyBatch === 'nan' ? 1 : 0, o.tokenCount ?? 0, o.sequenceCount ?? 0,
     o.maxCompletionLength ?? 0, o.lossScaleFactor ?? 0, o.accumulationSteps as number,
-    o.topEntropyQuantile as number, perToken ? 1 : 0,
+    o.topEntropyQuantile as number, perToken ? 1 : 0, o.klK2Gradient ? 1 : 0,
   );
 }
 
@@ -311,7 +342,7 @@ function requirements(o: ResolvedLossOptions, c: Checked): void {
 }
 
 const STAT_NAMES = ['policyLoss', 'kl', 'clipRatioLow', 'clipRatioHigh', 'clipRatioRegion', 'dualClipRatio',
-  'ratioMean', 'ratioMin', 'ratioMax', 'entropy', 'ppoKl', 'tokens'] as const;
+  'ratioMean', 'ratioMin', 'ratioMax', 'entropy', 'ppoKl', 'tokens', 'phiSeqMean'] as const;
 
 /** Separates `device` from the loss options; anything that is not an options object is left to their validation. */
 function splitDevice(options: PolicyLossCallOptions | undefined): { device?: Device; loss?: PolicyLossOptions } {
@@ -327,7 +358,7 @@ function run(async: boolean, input: PolicyLossInput, options: PolicyLossCallOpti
   requirements(o, c);
   const packed = pack(o, itemCount(o, c.segments), c.perToken);
   const gradLogp = new Float32Array(c.rows * c.cols); // [B, T]
-  const stats = new Float64Array(13);
+  const stats = new Float64Array(STAT_NAMES.length + 1); // the loss, then the statistics
   const backend = kernelBinding(FN, device, 'policyLoss');
   return runNative(async,
     (a) => backend.policyLoss(c.logp, c.old, c.ref, c.advantages, c.mask, c.segments, c.entropy, Math.max(c.cols, 1), packed, gradLogp, stats, a),

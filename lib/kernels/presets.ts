@@ -87,5 +87,72 @@ export const gspoVerl = preset({
   loss: { ...verl.loss, isLevel: 'sequenceToken', logRatioClamp: 10, dualClipC: null, aggregation: 'seqMeanTokenMean' },
 });
 
+/** verl loss_mode "sapo": token ratio (log clamped ±20), τ+ 1.0 / τ− 1.05, aggregation forced to seq-mean-token-mean. */
+export const verlSapo = preset({
+  reproduces: 'verl policy_loss.loss_mode="sapo" (tau_pos=1.0, tau_neg=1.05; aggregation forced to seq-mean-token-mean)',
+  advantages: verlAdvantages,
+  loss: { ...verl.loss, lossType: 'sapo', sapoTauPos: 1, sapoTauNeg: 1.05, dualClipC: null, aggregation: 'seqMeanTokenMean' },
+});
+
+/** verl loss_mode "cispo": −sg(clamp(r, 1 − low, 1 + high))·A·logp, log-ratio ±20, the configured token-mean. */
+export const verlCispo = preset({
+  reproduces: 'verl policy_loss.loss_mode="cispo" (clip_ratio_low=clip_ratio_high=0.2, loss_agg_mode="token-mean")',
+  advantages: verlAdvantages,
+  loss: { ...verl.loss, lossType: 'cispoClamp', dualClipC: null },
+});
+
+// TRL's loss_type → surrogate and aggregation (grpo_trainer.py _compute_loss). cispo: TRL's epsilon_high is
+// the ratio cap (cispoCap), 5.0 as TRL's docs recommend. luspo at the token level: TRL's per-token loss is
+// [B, T], so its mean runs over all B·T positions (allPositionsLengthWeighted).
+const TRL_LOSS_TYPES = {
+  grpo: { lossType: 'clip', aggregation: 'seqMeanTokenMean' },
+  bnpo: { lossType: 'clip', aggregation: 'localTokenMean' },
+  dr_grpo: { lossType: 'clip', aggregation: 'tokenSumOverBL' },
+  dapo: { lossType: 'clip', aggregation: 'globalTokenMean' },
+  cispo: { lossType: 'cispoCap', cispoCap: 5, aggregation: 'globalTokenMean' },
+  sapo: { lossType: 'sapo', sapoTauPos: 1, sapoTauNeg: 1.05, aggregation: 'seqMeanTokenMean' },
+  luspo: { lossType: 'clip', aggregation: 'allPositionsLengthWeighted' },
+  vespo: { lossType: 'vespo', aggregation: 'globalTokenMean' },
+} as const satisfies Record<string, PolicyLossOptions>;
+
+/** TRL luspo at the sequence level with β = 0: the per-token loss is [B, 1], the mean is over sequences. */
+const TRL_LUSPO_SEQUENCE = { lossType: 'clip', aggregation: 'seqMeanTokenSum' } as const;
+
+function trlLossType(name: keyof typeof TRL_LOSS_TYPES, isLevel: 'token' | 'sequence'): Preset {
+  const loss = isLevel === 'sequence' && name === 'luspo' ? TRL_LUSPO_SEQUENCE : TRL_LOSS_TYPES[name];
+  return preset({
+    reproduces: `TRL GRPOTrainer loss_type="${name}", importance_sampling_level="${isLevel}" (epsilon=0.2, beta=0${name === 'cispo' ? ', epsilon_high=5.0 as the cap' : ''})`,
+    advantages: trlAdvantages,
+    loss: { ...trl.loss, ...loss, isLevel },
+  });
+}
+
+/**
+ * Every TRL loss_type at both importance-sampling levels (`trlGrpo`, `trlGrpoSequence`, …, `trlVespoSequence`).
+ * Counts the trainer knows stay per call: tokenCount (dapo/cispo/vespo), maxCompletionLength (dr_grpo),
+ * accumulationSteps (the others). `trlLuspoSequence` is exact for β = 0; with β ≠ 0 TRL's per-token loss is
+ * [B, T] and its mean runs over all B·T positions: spread `aggregation: "allPositionsLengthWeighted"`.
+ */
+export const trlGrpo = trlLossType('grpo', 'token');
+export const trlGrpoSequence = trlLossType('grpo', 'sequence');
+export const trlBnpo = trlLossType('bnpo', 'token');
+export const trlBnpoSequence = trlLossType('bnpo', 'sequence');
+export const trlDrGrpo = trlLossType('dr_grpo', 'token');
+export const trlDrGrpoSequence = trlLossType('dr_grpo', 'sequence');
+export const trlDapo = trlLossType('dapo', 'token');
+export const trlDapoSequence = trlLossType('dapo', 'sequence');
+export const trlCispo = trlLossType('cispo', 'token');
+export const trlCispoSequence = trlLossType('cispo', 'sequence');
+export const trlSapo = trlLossType('sapo', 'token');
+export const trlSapoSequence = trlLossType('sapo', 'sequence');
+export const trlLuspo = trlLossType('luspo', 'token');
+export const trlLuspoSequence = trlLossType('luspo', 'sequence');
+export const trlVespo = trlLossType('vespo', 'token');
+export const trlVespoSequence = trlLossType('vespo', 'sequence');
+
 /** Every preset by name. */
-export const presets = Object.freeze({ trl, trl021, rankGrpo, remark, verl, drGrpoTrl, drGrpoVerl, gspoTrl, gspoVerl });
+export const presets = Object.freeze({
+  trl, trl021, rankGrpo, remark, verl, drGrpoTrl, drGrpoVerl, gspoTrl, gspoVerl, verlSapo, verlCispo,
+  trlGrpo, trlGrpoSequence, trlBnpo, trlBnpoSequence, trlDrGrpo, trlDrGrpoSequence, trlDapo, trlDapoSequence,
+  trlCispo, trlCispoSequence, trlSapo, trlSapoSequence, trlLuspo, trlLuspoSequence, trlVespo, trlVespoSequence,
+});

@@ -50,7 +50,7 @@ function surrogate(r: number, a: number, logp: number, phi: number, o: ResolvedL
 }
 
 /** KL estimator of (logp, ref) and its derivative in logp. */
-export function klReference(logp: number, ref: number, o: Pick<ResolvedLossOptions, 'klEstimator' | 'klClamp'>): { value: number; dLogp: number } {
+export function klReference(logp: number, ref: number, o: Pick<ResolvedLossOptions, 'klEstimator' | 'klClamp'> & { klK2Gradient?: unknown }): { value: number; dLogp: number } {
   const lr = logp - ref;
   let k = { value: lr, dLogp: 1 };
   if (o.klEstimator === 'abs') k = { value: Math.abs(lr), dLogp: Math.sign(lr) };
@@ -61,7 +61,7 @@ export function klReference(logp: number, ref: number, o: Pick<ResolvedLossOptio
   }
   const clampsValue = o.klClamp === 'openrlhf' || (o.klClamp === 'verl' && o.klEstimator === 'k3');
   if (clampsValue && Math.abs(k.value) > 10) k = { value: Math.sign(k.value) * 10, dLogp: 0 };
-  return k;
+  return o.klK2Gradient ? { value: k.value, dLogp: lr } : k;
 }
 
 function vespoPhi(s: number, k: number, lambda: number): number {
@@ -87,6 +87,7 @@ function rowWeight(o: ResolvedLossOptions, n: number, total: number, x: LossRefe
     case 'seqMeanTokenMean': return 1 / (Math.max(n, 1) * sequences * ga);
     case 'seqMeanTokenSum': return 1 / (sequences * ga);
     case 'tokenSumOverBL': return 1 / (sequences * (o.maxCompletionLength as number) * ga);
+    case 'allPositionsLengthWeighted': return n / (sequences * Math.max(x.cols, 1) * ga);
     default: return 1 / ((o.lossScaleFactor ?? Math.max(x.cols, 1)) * ga);
   }
 }
@@ -116,16 +117,18 @@ export function policyLossReference(x: LossReferenceInput, o: ResolvedLossOption
     }
     const vespoSum = tokens.reduce((s, i) => s + clampTo(d(i), -20, 20), 0);
     const binGrad = new Map<number, number>();
-    for (const i of tokens) {
+    // allPositionsLengthWeighted (TRL luspo's [B, T] mean): padding carries loss and gradient too.
+    const positions = o.aggregation === 'allPositionsLengthWeighted' ? Array.from({ length: cols }, (_, t) => b * cols + t) : tokens;
+    for (const i of positions) {
       const bin = binOf(i);
-      const w = o.isLevel === 'token' ? d(i) : sum.get(bin)! / count.get(bin)!;
+      const w = o.isLevel === 'token' ? d(i) : (sum.get(bin) ?? 0) / Math.max(count.get(bin) ?? 0, 1);
       const limit = o.logRatioClamp as number | null;
       const pass = limit === null || Math.abs(w) <= limit ? 1 : 0;
       const r = Math.exp(limit === null ? w : clampTo(w, -limit, limit));
       const a = adv(b, i);
       const phi = a >= 0 ? vespoPhi(vespoSum, v.kPos, v.lambdaPos) : vespoPhi(vespoSum, v.kNeg, v.lambdaNeg);
       const term = surrogate(r, a, x.logp[i], phi, o);
-      const keep = !x.entropy || x.entropy[i] >= threshold ? 1 : 0;
+      const keep = x.mask[i] ? (!x.entropy || x.entropy[i] >= threshold ? 1 : 0) : (o.topEntropyQuantile as number) >= 1 ? 1 : 0;
       const kl = beta > 0 ? klReference(x.logp[i], x.refLogp![i], o) : { value: 0, dLogp: 0 };
       const bias = o.klBiasCorrection ? r : 1;
       loss += weight * (keep * term.value + beta * kl.value * bias);

@@ -1,5 +1,6 @@
 import type { Catalog, TitleYear } from './catalog.js';
 import type { ParsedItem } from './items.js';
+import { upstreamYear } from './items-rankgrpo.js';
 import { normalizeTitle, type TitleNormalization } from './normalize.js';
 
 /** Why an item earns nothing. */
@@ -101,14 +102,17 @@ export function checkItems(items: readonly ParsedItem[], titles: readonly string
 export type GroundTruth = Map<string, Map<number, number>>;
 
 /**
- * Builds the ground-truth multiset. Entries whose year is not an integer are dropped (upstream drops
- * years `int()` cannot parse). With `dedupe`, each normalised (title, year) counts once (the ReMaRk union).
+ * Builds the ground-truth multiset. Entries whose year is not an integer are dropped; the rankGrpo
+ * mode reads years as upstream `int(str(y))` ({@link upstreamYear}: "1999" is 1999, "n/a" is dropped).
+ * With `dedupe`, each normalised (title, year) counts once (the ReMaRk union).
  */
 export function groundTruth(items: Iterable<TitleYear>, rules: MatchRules, dedupe: boolean): GroundTruth {
   const normalization = groundTruthNormalization(rules);
   const buckets: GroundTruth = new Map();
-  for (const { title, year } of items) {
-    if (!Number.isInteger(year)) continue;
+  for (const item of items) {
+    const { title } = item;
+    const year = rules.mode === 'rankGrpo' ? upstreamYear(item.year) : item.year;
+    if (year === null || !Number.isInteger(year)) continue;
     const key = normalizeTitle(title, normalization);
     const years = buckets.get(key) ?? new Map<number, number>();
     years.set(year, dedupe ? 1 : (years.get(year) ?? 0) + 1);

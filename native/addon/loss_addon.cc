@@ -1,5 +1,5 @@
 // Binding of the policy loss. Options arrive packed in a Float64Array whose layout is fixed by
-// lib/kernels/loss.ts (packLossOptions); the 13 stats come back in a Float64Array.
+// lib/kernels/loss.ts (pack); the 14 stats come back in a Float64Array.
 #include "grpo/loss.h"
 #include "napi_util.h"
 #include "registry.h"
@@ -8,14 +8,14 @@ namespace grpo::addon {
 
 namespace {
 
-constexpr int64_t kPackedOptions = 28, kStats = 13;
+constexpr int64_t kPackedOptions = 29, kStats = 14;
 
 grpo_loss_options unpack(const double* v) {
   grpo_loss_options o{};
   o.surrogate = {static_cast<int32_t>(v[0]), v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]};
   o.is_level = static_cast<int32_t>(v[13]);
   o.num_items = static_cast<int32_t>(v[14]);
-  o.kl = {static_cast<int32_t>(v[15]), static_cast<int32_t>(v[16]), static_cast<int32_t>(v[17]), v[18]};
+  o.kl = {static_cast<int32_t>(v[15]), static_cast<int32_t>(v[16]), static_cast<int32_t>(v[17]), v[18], static_cast<int32_t>(v[28])};
   o.aggregate = {static_cast<int32_t>(v[19]), static_cast<int32_t>(v[20]), v[21], v[22], v[23], v[24], v[25]};
   o.top_entropy_quantile = v[26];
   return o;
@@ -24,7 +24,7 @@ grpo_loss_options unpack(const double* v) {
 void write_stats(const grpo_loss_stats& s, double* out) {
   const double values[kStats] = {s.loss,       s.policy_loss, s.kl_mean,      s.clip_ratio_low, s.clip_ratio_high,
                                  s.clip_ratio_region, s.dual_clip_ratio, s.ratio_mean, s.ratio_min, s.ratio_max,
-                                 s.entropy_mean, s.ppo_kl, s.tokens};
+                                 s.entropy_mean, s.ppo_kl, s.tokens, s.phi_seq_mean};
   for (int64_t i = 0; i < kStats; ++i) out[i] = values[i];
 }
 

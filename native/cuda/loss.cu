@@ -27,7 +27,10 @@ constexpr int kRowThreads = 256;
 constexpr int kBatchThreads = 1024;
 
 // The statistics of a row (then of the batch): the additive sums in LossPartial's order, then min and max.
-enum Field { kLoss, kPolicy, kKl, kLow, kHigh, kRegion, kDual, kRatio, kEntropy, kPpoKl, kTokens, kRatioMin, kRatioMax, kFields };
+enum Field {
+  kLoss, kPolicy, kKl, kLow, kHigh, kRegion, kDual, kRatio, kEntropy, kPpoKl, kTokens, kRowLow, kRowHigh, kRowRegion, kPhi,
+  kRatioMin, kRatioMax, kFields
+};
 struct Sums {
   double v[kFields];
 };
@@ -81,7 +84,11 @@ __global__ void __launch_bounds__(kRowThreads) row_sums_kernel(LossProblem p, Ro
     double tokens = 0.0, log_ratio = 0.0, vespo = 0.0;
     unsigned long long first = ~0ull;
     for (int64_t index = row * p.cols + threadIdx.x; index < (row + 1) * p.cols; index += blockDim.x) {
-      if (!p.mask[index]) continue;
+      if (!p.mask[index]) {
+        if (first == ~0ull && loss::counts_padding(p) && !loss::inputs_finite(p, row, index, false))
+          first = 2ull * static_cast<unsigned long long>(index) + 1;
+        continue;
+      }
       const bool bad_segment = loss::checks_segments(p) && p.segments[index] < -1;
       if (first == ~0ull && (bad_segment || !loss::inputs_finite(p, row, index)))
         first = 2ull * static_cast<unsigned long long>(index) + (bad_segment ? 0 : 1);
@@ -109,6 +116,19 @@ __global__ void __launch_bounds__(kBatchThreads) total_tokens_kernel(const RowIn
   if (threadIdx.x == 0) *total = tokens;
 }
 
+// A padding position of the all-positions mode (never the item level): loss and gradient, no statistics.
+__device__ void padding_token(const LossProblem& p, int64_t row, int64_t index, const RowInfo& r, float w, double weight,
+                              float phi_pos, float phi_neg, float* grad, double& routed_sum, Sums& s) {
+  const int32_t level = p.options.is_level;
+  const float d = loss::log_ratio_at(p, index), a = loss::advantage_at(p, row, index);
+  const float log_weight = level == GRPO_IS_TOKEN ? d : static_cast<float>(r.log_ratio_mean);
+  const loss::TokenShare t = loss::token_share(p.options, log_weight, p.logp[index], a, a >= 0.0f ? phi_pos : phi_neg,
+                                               p.ref_logp ? p.ref_logp + index : nullptr, loss::keeps_padding_policy(p), w);
+  grad[index] = level == GRPO_IS_SEQUENCE ? t.direct : t.direct + t.routed;
+  if (level == GRPO_IS_SEQUENCE) routed_sum += t.routed;
+  s.v[kLoss] += weight * t.loss, s.v[kPolicy] += weight * t.policy;
+}
+
 // Pass 3 for one token: its share, its gradient (routed through the bin later), its statistics.
 __device__ void token(const LossProblem& p, int64_t row, int64_t index, const RowInfo& r, const Bins& bins, float w,
                       double weight, float phi_pos, float phi_neg, float* routed, float* grad, double& routed_sum,
@@ -125,7 +145,8 @@ __device__ void token(const LossProblem& p, int64_t row, int64_t index, const Ro
   if (level == GRPO_IS_SEQUENCE) routed_sum += t.routed;
   if (level == GRPO_IS_ITEM) routed[index] = t.routed;
   s.v[kLoss] += weight * t.loss, s.v[kPolicy] += weight * t.policy, s.v[kKl] += t.kl, s.v[kRatio] += t.ratio;
-  s.v[kPpoKl] -= d, s.v[kTokens] += 1.0;
+  s.v[kPpoKl] -= loss::ppo_log_ratio(p.options, d), s.v[kTokens] += 1.0;
+  if (p.options.surrogate.type == GRPO_LOSS_VESPO && p.advantages_per_token) s.v[kPhi] += a >= 0.0f ? phi_pos : phi_neg;
   if (p.entropy) s.v[kEntropy] += p.entropy[index];
   s.v[kRatioMin] = fmin(s.v[kRatioMin], static_cast<double>(t.ratio));
   s.v[kRatioMax] = fmax(s.v[kRatioMax], static_cast<double>(t.ratio));
@@ -196,12 +217,16 @@ __global__ void __launch_bounds__(kRowThreads) row_terms_kernel(LossProblem p, c
     reset(s);
     double routed_sum = 0.0;
     for (int64_t index = row * p.cols + threadIdx.x; index < (row + 1) * p.cols; index += blockDim.x) {
-      if (p.mask[index]) token(p, row, index, r, bins, static_cast<float>(weight), weight, phi_pos, phi_neg, routed, grad, routed_sum, s);
+      const float w = static_cast<float>(weight);
+      if (p.mask[index]) token(p, row, index, r, bins, w, weight, phi_pos, phi_neg, routed, grad, routed_sum, s);
+      else if (loss::counts_padding(p)) padding_token(p, row, index, r, w, weight, phi_pos, phi_neg, grad, routed_sum, s);
       else grad[index] = 0.0f;
     }
     route(p, row, r, bins, routed, routed_sum, grad, scratch);
     if (o.type == GRPO_LOSS_GEO_MEAN) geo_mean_row(p, row, r, grad, s, scratch);
     block_sums(s, scratch);
+    s.v[kRowLow] = s.v[kLow] > 0.0, s.v[kRowHigh] = s.v[kHigh] > 0.0, s.v[kRowRegion] = s.v[kRegion] > 0.0;
+    if (o.type == GRPO_LOSS_VESPO && !p.advantages_per_token) s.v[kPhi] = p.advantages[row] >= 0.0f ? phi_pos : phi_neg;
     if (threadIdx.x == 0) row_sums[row] = s;
   }
 }
@@ -225,6 +250,7 @@ LossPartial partial_of(const Sums& s, int64_t bad) {
   t.loss = s.v[kLoss], t.policy = s.v[kPolicy], t.kl = s.v[kKl], t.low = s.v[kLow], t.high = s.v[kHigh];
   t.region = s.v[kRegion], t.dual = s.v[kDual], t.ratio = s.v[kRatio], t.entropy = s.v[kEntropy];
   t.ppo_kl = s.v[kPpoKl], t.tokens = s.v[kTokens], t.ratio_min = s.v[kRatioMin], t.ratio_max = s.v[kRatioMax];
+  t.row_low = s.v[kRowLow], t.row_high = s.v[kRowHigh], t.row_region = s.v[kRowRegion], t.phi = s.v[kPhi];
   if (bad >= 0) t.bad_index = bad / 2, t.bad_what = bad % 2 ? kBadValue : kBadSegment;
   return t;
 }

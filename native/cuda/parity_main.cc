@@ -179,7 +179,7 @@ grpo_loss_options loss_options(int32_t type, int32_t level, int32_t mode) {
   grpo_loss_options o{};
   o.surrogate = {type, 0.2, 0.2, 0.0, 0.0, 0.0, 5.0, 1.0, 1.05, 2.0, 3.0, 3.0, 2.0};
   o.is_level = level, o.num_items = 3;
-  o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_NONE, 0, 0.0};
+  o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_NONE, 0, 0.0, 0};
   o.aggregate = {mode, 0, 0.0, 0.0, 150.0, 0.0, 2.0};
   o.top_entropy_quantile = 1.0;
   return o;
@@ -232,7 +232,7 @@ void loss_parities() {
         grpo_loss_options o = loss_options(type, level, mode);
         loss_parity(name, plain, o, true), loss_parity(name, rows_only, o, false), loss_parity(name, wild, o, true);
         o.surrogate.delta = 1.5, o.surrogate.dual_clip_c = 3.0, o.surrogate.log_ratio_clamp = 20.0;
-        o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_VERL, 1, 0.1};
+        o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_VERL, 1, 0.1, 0};
         o.aggregate.token_count = 500.0, o.aggregate.sequence_count = 20.0, o.aggregate.loss_scale_factor = 64.0;
         o.top_entropy_quantile = 0.4;
         loss_parity(name, plain, o, true), loss_parity(name, wild, o, true);
@@ -241,7 +241,7 @@ void loss_parities() {
   for (int32_t estimator = GRPO_KL_K1; estimator <= GRPO_KL_K3; ++estimator)
     for (int32_t clamp = GRPO_KL_CLAMP_NONE; clamp <= GRPO_KL_CLAMP_OPENRLHF; ++clamp) {
       grpo_loss_options o = loss_options(GRPO_LOSS_CLIP, GRPO_IS_SEQUENCE_TOKEN, GRPO_AGG_LOCAL_TOKEN_MEAN);
-      o.kl = {estimator, clamp, estimator % 2, 0.3};
+      o.kl = {estimator, clamp, estimator % 2, 0.3, 0};
       loss_parity("loss KL estimator × clamp", plain, o, true);
       o.kl.bias_correction = o.kl.bias_correction && clamp != GRPO_KL_CLAMP_NONE;  // unclamped k3 × e^87 would overflow
       loss_parity("loss KL estimator × clamp", wild, o, true);

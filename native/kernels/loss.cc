@@ -21,7 +21,8 @@ constexpr int64_t kTokensPerTask = 1 << 14;
 void add(LossPartial& into, const LossPartial& p) {
   into.loss += p.loss, into.policy += p.policy, into.kl += p.kl, into.low += p.low, into.high += p.high;
   into.region += p.region, into.dual += p.dual, into.ratio += p.ratio, into.entropy += p.entropy;
-  into.ppo_kl += p.ppo_kl, into.tokens += p.tokens;
+  into.ppo_kl += p.ppo_kl, into.tokens += p.tokens, into.row_low += p.row_low, into.row_high += p.row_high;
+  into.row_region += p.row_region, into.phi += p.phi;
   into.ratio_min = std::min(into.ratio_min, p.ratio_min), into.ratio_max = std::max(into.ratio_max, p.ratio_max);
   if (p.bad_index >= 0 && into.bad_index < 0) into.bad_index = p.bad_index, into.bad_what = p.bad_what;
 }

@@ -25,9 +25,11 @@ struct LossProblem {
 constexpr int kBadValue = 1, kBadSegment = 2;
 
 // Sums of one block of rows (combined in block order).
+// row_low / row_high / row_region: rows with a flagged token (the per-sequence clip ratios);
+// phi: Σ of VESPO's φ over rows or masked tokens (see grpo_loss_stats.phi_seq_mean).
 struct LossPartial {
   double loss = 0, policy = 0, kl = 0, low = 0, high = 0, region = 0, dual = 0, ratio = 0, entropy = 0, ppo_kl = 0,
-         tokens = 0;
+         tokens = 0, row_low = 0, row_high = 0, row_region = 0, phi = 0;
   double ratio_min = std::numeric_limits<double>::infinity(), ratio_max = -std::numeric_limits<double>::infinity();
   int64_t bad_index = -1;  // first flat index of a bad input, -1 if none
   int bad_what = 0;

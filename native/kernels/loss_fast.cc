@@ -43,10 +43,12 @@ struct Row {
 
 // Every option as a number, so the loop holds no branch on an option: "off" is an infinite limit
 // or a zero weight.
+// ppo_clamp: the clamp of ppo_kl's log-ratio (loss::ppo_log_ratio); padding: 1 when padding
+// positions carry loss (all-positions mode), keep_padding: 1 when their policy term is kept.
 struct Scalars {
   float weight, lo, hi, delta, dual_c, clamp, beta, threshold, bias;
-  float k1, abs, k2, k3;  // one-hot KL estimator
-  float k3_x_limit, kl_value_limit;
+  float k1, abs, k2, k3, k2_gradient;  // one-hot KL estimator; 1: the k2 gradient (verl "+")
+  float k3_x_limit, kl_value_limit, ppo_clamp, padding, keep_padding;
 };
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -71,7 +73,7 @@ GRPO_INLINE vf kl_value(const vf& lr, const Scalars& s, vf& d_logp) {
   const vf value = s.k1 * lr + s.abs * sign * lr + s.k2 * 0.5f * lr * lr + s.k3 * (e - x - 1.0f);
   const vf d = s.k1 + s.abs * sign + s.k2 * lr + s.k3 * (1.0f - e) * k3_pass;
   const vi out = (value > splat<vf>(s.kl_value_limit)) | (value < splat<vf>(-s.kl_value_limit));
-  d_logp = select(out, vf{}, d);
+  d_logp = s.k2_gradient != 0.0f ? lr : select(out, vf{}, d);
   return select(out, select(value > vf{}, splat<vf>(s.kl_value_limit), splat<vf>(-s.kl_value_limit)), value);
 }
 
@@ -84,9 +86,10 @@ GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   vu8 mask_bytes;
   std::memcpy(&mask_bytes, r.mask + t, sizeof mask_bytes);
   const vi m = __builtin_convertvector(mask_bytes, vi) != 0;
+  const vi counted = m | (splat<vf>(s.padding) != vf{});  // carries loss and gradient
   const vf logp = load(r.logp + t), a = load(r.adv + t), ref = load(r.ref + t), h = load(r.entropy + t);
   const vf d = logp - load(r.old + t), w = load(r.w + t);
-  const vf check = (logp - logp) + (a - a) + (d - d) + (ref - ref) + (h - h);
+  const vf read = (logp - logp) + (a - a) + (d - d) + (ref - ref), check = read + (h - h);
   const vi pass = (w <= splat<vf>(s.clamp)) & (w >= splat<vf>(-s.clamp));
   const vf ratio = exp_any(clamp_to(w, splat<vf>(-s.clamp), splat<vf>(s.clamp)));
   const vi capped = ratio > splat<vf>(s.delta);
@@ -97,21 +100,21 @@ GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   const vf surrogate = select(take_clipped, clipped, unclipped);
   const vf d_surrogate = select(take_clipped, select(inside, -a), select(~capped, -a));
   const vi dual = (a < vf{}) & (surrogate > bound);
-  const vi keep = h >= splat<vf>(s.threshold);
+  const vi keep = m ? (h >= splat<vf>(s.threshold)) : (splat<vf>(s.keep_padding) != vf{});
   const vf value = select(keep, select(dual, bound, surrogate));
   const vf d_ratio = select(keep & ~dual, d_surrogate);
   vf kl_d;
   const vf kl = kl_value(logp - ref, s, kl_d);
   const vf bias = s.bias * ratio + (1.0f - s.bias);
   const vf total_d_ratio = d_ratio + s.bias * s.beta * kl;
-  const vf direct = select(m, s.weight * s.beta * kl_d * bias);
-  const vf routed = select(m & pass, s.weight * total_d_ratio * ratio);
+  const vf direct = select(counted, s.weight * s.beta * kl_d * bias);
+  const vf routed = select(counted & pass, s.weight * total_d_ratio * ratio);
   std::memcpy(r.grad + t, &direct, sizeof direct);
   std::memcpy(r.routed + t, &routed, sizeof routed);
   const vi low = (rd < splat<vf>(s.lo)) & (a < vf{}), high = (rd > splat<vf>(s.hi)) & (a > vf{});
-  acc.loss += select(m, value + s.beta * kl * bias);
-  acc.policy += select(m, value);
-  acc.kl += select(m, kl);
+  acc.loss += select(counted, value + s.beta * kl * bias);
+  acc.policy += select(counted, value);
+  acc.kl += select(m, kl * bias);
   acc.low += select(m & low, splat<vf>(1.0f));
   acc.high += select(m & high, splat<vf>(1.0f));
   acc.dual += select(m & dual, splat<vf>(1.0f));
@@ -119,8 +122,8 @@ GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   acc.ratio_min = select(m & (ratio < acc.ratio_min), ratio, acc.ratio_min);
   acc.ratio_max = select(m & (ratio > acc.ratio_max), ratio, acc.ratio_max);
   acc.entropy += select(m, h);
-  acc.ppo_kl -= select(m, d);
-  acc.bad += select(m & (check != check), splat<vf>(1.0f));
+  acc.ppo_kl -= select(m, clamp_to(d, splat<vf>(-s.ppo_clamp), splat<vf>(s.ppo_clamp)));
+  acc.bad += select((m & (check != check)) | (counted & (read != read)), splat<vf>(1.0f));
 }
 
 // The last cols % kLanes tokens, through a zero-padded copy with mask 0 beyond the row.
@@ -174,7 +177,9 @@ double log_weights(const LossProblem& p, int64_t row, const Row& r, FastScratch&
   }
   const RowSums sums = bin_log_ratios(p, row, scratch.bins, partial);
   if (partial.bad_index >= 0) return -1.0;
-  for (int64_t t = 0; t < r.cols; ++t) w[t] = r.mask[t] ? static_cast<float>(scratch.bins.log_ratio[bin_of(p, row * r.cols + t)]) : 0.0f;
+  const bool padding = loss::counts_padding(p);  // never at the item level: padding reads bin 0
+  for (int64_t t = 0; t < r.cols; ++t)
+    w[t] = r.mask[t] || padding ? static_cast<float>(scratch.bins.log_ratio[bin_of(p, row * r.cols + t)]) : 0.0f;
   return sums.tokens;
 }
 
@@ -186,8 +191,9 @@ void route(const LossProblem& p, int64_t row, const Row& r, RowScratch& bins) {
     return;
   }
   const int64_t base = row * r.cols;
+  const bool padding = loss::counts_padding(p);
   for (int64_t t = 0; t < r.cols; ++t)
-    if (r.mask[t]) bins.grad[bin_of(p, base + t)] += r.routed[t];
+    if (r.mask[t] || padding) bins.grad[bin_of(p, base + t)] += r.routed[t];
   for (int64_t t = 0; t < r.cols; ++t) {
     const int64_t bin = bin_of(p, base + t);
     if (r.mask[t]) r.grad[t] += static_cast<float>(bins.grad[bin] / std::max(bins.count[bin], 1.0));
@@ -208,16 +214,18 @@ Scalars scalars(const LossProblem& p, double weight) {
   return {static_cast<float>(weight), static_cast<float>(1.0 - s.epsilon_low), static_cast<float>(1.0 + s.epsilon_high),
           limit(s.delta), limit(s.dual_clip_c), limit(s.log_ratio_clamp), static_cast<float>(kl.beta), p.keep_threshold,
           kl.bias_correction ? 1.0f : 0.0f, is(GRPO_KL_K1), is(GRPO_KL_ABS), is(GRPO_KL_K2), is(GRPO_KL_K3),
-          kl.clamp == GRPO_KL_CLAMP_VERL ? 20.0f : kInf,
-          kl.clamp == GRPO_KL_CLAMP_OPENRLHF || (kl.clamp == GRPO_KL_CLAMP_VERL && kl.estimator == GRPO_KL_K3) ? 10.0f : kInf};
+          kl.k2_gradient ? 1.0f : 0.0f, kl.clamp == GRPO_KL_CLAMP_VERL ? 20.0f : kInf,
+          kl.clamp == GRPO_KL_CLAMP_OPENRLHF || (kl.clamp == GRPO_KL_CLAMP_VERL && kl.estimator == GRPO_KL_K3) ? 10.0f : kInf,
+          p.options.is_level == GRPO_IS_TOKEN ? limit(s.log_ratio_clamp) : kInf, loss::counts_padding(p) ? 1.0f : 0.0f,
+          loss::keeps_padding_policy(p) ? 1.0f : 0.0f};
 }
 
-// Flags the first masked token with a non-finite input.
-void flag_bad(const Row& r, int64_t base, LossPartial& partial) {
+// Flags the first token with a non-finite input it reads (padding reads no entropy).
+void flag_bad(const Row& r, int64_t base, bool padding, LossPartial& partial) {
   for (int64_t t = 0; t < r.cols && partial.bad_index < 0; ++t) {
-    const bool finite = std::isfinite(r.logp[t]) && std::isfinite(r.adv[t]) && std::isfinite(r.old[t]) &&
-                        std::isfinite(r.ref[t]) && std::isfinite(r.entropy[t]);
-    if (r.mask[t] && !finite) partial.bad_index = base + t, partial.bad_what = kBadValue;
+    const bool read = std::isfinite(r.logp[t]) && std::isfinite(r.adv[t]) && std::isfinite(r.old[t]) && std::isfinite(r.ref[t]);
+    const bool bad = r.mask[t] ? !(read && std::isfinite(r.entropy[t])) : padding && !read;
+    if (bad) partial.bad_index = base + t, partial.bad_what = kBadValue;
   }
 }
 
@@ -238,13 +246,15 @@ void fast_loss_row(const LossProblem& p, int64_t row, FastScratch& scratch, floa
   const double weight = row_weight(p, tokens);
   Lanes acc;
   row_lanes(r, scalars(p, weight), acc);
-  if (lane_sum(acc.bad) > 0.0) return flag_bad(r, base, partial);
+  if (lane_sum(acc.bad) > 0.0) return flag_bad(r, base, loss::counts_padding(p), partial);
   route(p, row, r, scratch.bins);
   partial.loss += weight * lane_sum(acc.loss), partial.policy += weight * lane_sum(acc.policy);
   partial.kl += lane_sum(acc.kl), partial.low += lane_sum(acc.low), partial.high += lane_sum(acc.high);
   partial.dual += lane_sum(acc.dual), partial.ratio += lane_sum(acc.ratio), partial.ppo_kl += lane_sum(acc.ppo_kl);
   if (p.entropy) partial.entropy += lane_sum(acc.entropy);
   partial.region += lane_sum(acc.low) + lane_sum(acc.high), partial.tokens += tokens;
+  partial.row_low += lane_sum(acc.low) > 0.0, partial.row_high += lane_sum(acc.high) > 0.0;
+  partial.row_region += lane_sum(acc.low) + lane_sum(acc.high) > 0.0;
   for (int j = 0; j < kLanes; ++j) {
     partial.ratio_min = std::min<double>(partial.ratio_min, acc.ratio_min[j]);
     partial.ratio_max = std::max<double>(partial.ratio_max, acc.ratio_max[j]);

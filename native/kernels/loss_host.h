@@ -13,6 +13,7 @@
 #include "error.h"
 #include "grpo/loss.h"
 #include "loss.h"
+#include "loss_token.h"
 
 namespace grpo::loss_host {
 
@@ -28,11 +29,13 @@ inline void check_positive(double value, const char* name, bool zero_allowed) {
 inline void check_options(const grpo_loss_options* options) {
   if (!options) fail(GRPO_ERR_INVALID_ARGUMENT, "options must not be NULL");
   const grpo_loss_options& o = *options;
-  check_enum(o.surrogate.type, GRPO_LOSS_GEO_MEAN, "surrogate.type");
+  check_enum(o.surrogate.type, GRPO_LOSS_NONE, "surrogate.type");
   check_enum(o.is_level, GRPO_IS_ITEM, "is_level");
   check_enum(o.kl.estimator, GRPO_KL_K3, "kl.estimator");
   check_enum(o.kl.clamp, GRPO_KL_CLAMP_OPENRLHF, "kl.clamp");
-  check_enum(o.aggregate.mode, GRPO_AGG_TOKEN_SUM_OVER_L, "aggregate.mode");
+  check_enum(o.aggregate.mode, GRPO_AGG_ALL_POSITIONS_LENGTH_WEIGHTED, "aggregate.mode");
+  if (o.aggregate.mode == GRPO_AGG_ALL_POSITIONS_LENGTH_WEIGHTED && o.is_level == GRPO_IS_ITEM)
+    fail(GRPO_ERR_INVALID_ARGUMENT, "aggregate.mode all-positions length-weighted (TRL luspo) has no item level");
   const grpo_surrogate& s = o.surrogate;
   for (double v : {s.epsilon_low, s.epsilon_high, s.delta, s.dual_clip_c, s.log_ratio_clamp, s.cispo_cap, s.vespo_k_pos,
                    s.vespo_lambda_pos, s.vespo_k_neg, s.vespo_lambda_neg, o.kl.beta, o.aggregate.token_count,
@@ -80,11 +83,14 @@ inline float keep_threshold(const LossProblem& p) {
 
 inline void write_stats(const LossProblem& p, const LossPartial& s, grpo_loss_stats* out) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  const double n = s.tokens > 0.0 ? s.tokens : kNaN;
+  const double n = s.tokens > 0.0 ? s.tokens : kNaN, rows = p.rows > 0 ? static_cast<double>(p.rows) : kNaN;
   const bool empty_nan = p.options.aggregate.empty_is_nan && s.tokens == 0.0;
-  *out = {empty_nan ? kNaN : s.loss, empty_nan ? kNaN : s.policy, p.ref_logp ? s.kl / n : kNaN, s.low / n, s.high / n,
-          s.region / n, s.dual / n, s.ratio / n, s.tokens > 0.0 ? s.ratio_min : kNaN,
-          s.tokens > 0.0 ? s.ratio_max : kNaN, p.entropy ? s.entropy / n : kNaN, s.ppo_kl / n, s.tokens};
+  const bool per_row = loss::flags_per_row(p);
+  const double phi = p.options.surrogate.type == GRPO_LOSS_VESPO ? s.phi / (p.advantages_per_token ? n : rows) : kNaN;
+  *out = {empty_nan ? kNaN : s.loss, empty_nan ? kNaN : s.policy, p.ref_logp ? s.kl / n : kNaN,
+          per_row ? s.row_low / rows : s.low / n, per_row ? s.row_high / rows : s.high / n,
+          per_row ? s.row_region / rows : s.region / n, s.dual / n, s.ratio / n, s.tokens > 0.0 ? s.ratio_min : kNaN,
+          s.tokens > 0.0 ? s.ratio_max : kNaN, p.entropy ? s.entropy / n : kNaN, s.ppo_kl / n, s.tokens, phi};
 }
 
 // After the row passes: fails on the first bad input, zeroes the gradient of an empty batch under
@@ -93,7 +99,8 @@ inline void finish(const LossProblem& p, const LossPartial& total, float* grad_l
   if (total.bad_index >= 0)
     fail(total.bad_what == kBadSegment ? GRPO_ERR_INDEX_RANGE : GRPO_ERR_NON_FINITE, "%s at row %lld, column %lld",
          total.bad_what == kBadSegment ? "segments holds a value below -1"
-                                       : "a masked-in input (logp, old, ref, advantage, entropy) is not finite",
+                                       : "an input the loss reads (logp, old, ref, advantage, entropy where masked in; "
+                                         "logp, old, ref, advantage at padding in the all-positions mode) is not finite",
          static_cast<long long>(total.bad_index / p.cols), static_cast<long long>(total.bad_index % p.cols));
   if (p.options.aggregate.empty_is_nan && total.tokens == 0.0) std::fill(grad_logp, grad_logp + p.rows * p.cols, 0.0f);
   if (stats) write_stats(p, total, stats);

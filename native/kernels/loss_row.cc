@@ -25,27 +25,51 @@ void add_flags(LossPartial& partial, bool low, bool high, bool dual) {
   partial.low += low, partial.high += high, partial.region += low || high, partial.dual += dual;
 }
 
+// Whether the row had a low / high clipped token (the per-row clip ratios, loss::flags_per_row).
+void add_row_flags(LossPartial& partial, bool low, bool high) {
+  partial.row_low += low, partial.row_high += high, partial.row_region += low || high;
+}
+
+// VESPO's φ of a row for either advantage sign.
+struct Phi {
+  float pos, neg;
+  float of(float a) const { return a >= 0.0f ? pos : neg; }
+};
+
+// A padding position of the all-positions mode: its loss and gradient, no statistics (TRL's [B, T] mean).
+void padding_term(const LossProblem& p, int64_t row, int64_t index, double weight, const Phi& phi, RowScratch& s,
+                  float* grad, LossPartial& partial) {
+  const grpo_loss_options& o = p.options;
+  const float d = log_ratio_at(p, index), a = advantage_at(p, row, index);
+  const float log_weight = per_token_ratio(o.is_level) ? d : static_cast<float>(s.log_ratio[0]);
+  const loss::TokenShare t = loss::token_share(o, log_weight, p.logp[index], a, phi.of(a), p.ref_logp ? p.ref_logp + index : nullptr,
+                                               loss::keeps_padding_policy(p), static_cast<float>(weight));
+  if (routes_to_bins(o.is_level)) s.grad[0] += t.routed;
+  grad[index] = routes_to_bins(o.is_level) ? t.direct : t.direct + t.routed;
+  partial.loss += weight * t.loss, partial.policy += weight * t.policy;
+}
+
 // Pass 2: per-token terms; token-level ratios are routed here, sequence / item ones gathered per bin.
-void token_terms(const LossProblem& p, int64_t row, double weight, const RowSums& sums, RowScratch& s, float* grad,
+void token_terms(const LossProblem& p, int64_t row, double weight, const Phi& phi, RowScratch& s, float* grad,
                  LossPartial& partial) {
   const grpo_loss_options& o = p.options;
-  const float phi_pos = loss::vespo_phi(sums.vespo_log_ratio, o.surrogate.vespo_k_pos, o.surrogate.vespo_lambda_pos);
-  const float phi_neg = loss::vespo_phi(sums.vespo_log_ratio, o.surrogate.vespo_k_neg, o.surrogate.vespo_lambda_neg);
   const float w = static_cast<float>(weight);
   for (int64_t index = row * p.cols; index < (row + 1) * p.cols; ++index) {
     if (!p.mask[index]) {
-      grad[index] = 0.0f;
+      if (loss::counts_padding(p)) padding_term(p, row, index, weight, phi, s, grad, partial);
+      else grad[index] = 0.0f;
       continue;
     }
     const float d = log_ratio_at(p, index), logp = p.logp[index], a = advantage_at(p, row, index);
     const int64_t bin = bin_of(p, index);
     const float log_weight = per_token_ratio(o.is_level) ? d : static_cast<float>(s.log_ratio[bin]);
-    const loss::TokenShare t = loss::token_share(o, log_weight, logp, a, a >= 0.0f ? phi_pos : phi_neg,
-                                                 p.ref_logp ? p.ref_logp + index : nullptr, loss::keeps_policy(p, index), w);
+    const loss::TokenShare t = loss::token_share(o, log_weight, logp, a, phi.of(a), p.ref_logp ? p.ref_logp + index : nullptr,
+                                                 loss::keeps_policy(p, index), w);
     if (routes_to_bins(o.is_level)) s.grad[bin] += t.routed;
     grad[index] = routes_to_bins(o.is_level) ? t.direct : t.direct + t.routed;
     partial.loss += weight * t.loss, partial.policy += weight * t.policy;
-    partial.kl += t.kl, partial.ratio += t.ratio, partial.ppo_kl -= d, partial.tokens += 1.0;
+    partial.kl += t.kl, partial.ratio += t.ratio, partial.ppo_kl -= loss::ppo_log_ratio(o, d), partial.tokens += 1.0;
+    if (o.surrogate.type == GRPO_LOSS_VESPO && p.advantages_per_token) partial.phi += phi.of(a);
     partial.ratio_min = std::min<double>(partial.ratio_min, t.ratio), partial.ratio_max = std::max<double>(partial.ratio_max, t.ratio);
     if (p.entropy) partial.entropy += p.entropy[index];
     add_flags(partial, t.low, t.high, t.dual);
@@ -92,7 +116,10 @@ RowSums bin_log_ratios(const LossProblem& p, int64_t row, RowScratch& s, LossPar
   std::fill(s.grad.begin(), s.grad.end(), 0.0);
   RowSums sums;
   for (int64_t index = row * p.cols; index < (row + 1) * p.cols; ++index) {
-    if (!p.mask[index]) continue;
+    if (!p.mask[index]) {
+      if (loss::counts_padding(p) && !loss::inputs_finite(p, row, index, false)) flag(partial, index, kBadValue);
+      continue;
+    }
     if (loss::checks_segments(p) && p.segments[index] < -1) flag(partial, index, kBadSegment);
     if (!loss::inputs_finite(p, row, index)) flag(partial, index, kBadValue);
     const float d = log_ratio_at(p, index);
@@ -107,7 +134,13 @@ RowSums bin_log_ratios(const LossProblem& p, int64_t row, RowScratch& s, LossPar
 void loss_row(const LossProblem& p, int64_t row, RowScratch& scratch, float* grad_logp, LossPartial& partial) {
   const RowSums sums = bin_log_ratios(p, row, scratch, partial);
   if (partial.bad_index >= 0) return;
-  token_terms(p, row, loss::row_weight(p, sums.tokens), sums, scratch, grad_logp, partial);
+  const grpo_surrogate& o = p.options.surrogate;
+  const Phi phi{loss::vespo_phi(sums.vespo_log_ratio, o.vespo_k_pos, o.vespo_lambda_pos),
+                loss::vespo_phi(sums.vespo_log_ratio, o.vespo_k_neg, o.vespo_lambda_neg)};
+  if (o.type == GRPO_LOSS_VESPO && !p.advantages_per_token) partial.phi += phi.of(p.advantages[row]);
+  const double low = partial.low, high = partial.high;
+  token_terms(p, row, loss::row_weight(p, sums.tokens), phi, scratch, grad_logp, partial);
+  add_row_flags(partial, partial.low > low, partial.high > high);
   if (routes_to_bins(p.options.is_level)) route_bins(p, row, scratch, grad_logp);
   if (p.options.surrogate.type == GRPO_LOSS_GEO_MEAN) geo_mean_row(p, row, sums.tokens, grad_logp, partial);
 }

@@ -94,7 +94,7 @@ GRPO_HD Term surrogate(float r, float a, float logp, float phi, const grpo_surro
     case GRPO_LOSS_SAPO: return sapo_term(r, a, s);
     case GRPO_LOSS_VESPO: return {-phi * a * logp, 0.0f, -phi * a, false, false, false};
     case GRPO_LOSS_GPG: return {-a * logp, 0.0f, -a, false, false, false};
-    default: return {0.0f, 0.0f, 0.0f, false, false, false};  // GEO_MEAN: a row-level term
+    default: return {0.0f, 0.0f, 0.0f, false, false, false};  // GEO_MEAN: a row-level term; NONE: no term
   }
 }
 
@@ -122,6 +122,7 @@ GRPO_HD Kl kl_term(float logp, float ref, const grpo_kl_options& o) {
   }
   const bool clamps_value = o.clamp == GRPO_KL_CLAMP_OPENRLHF || (o.clamp == GRPO_KL_CLAMP_VERL && o.estimator == GRPO_KL_K3);
   if (clamps_value && std::fabs(k.value) > 10.0f) k = {k.value > 0.0f ? 10.0f : -10.0f, 0.0f};
+  if (o.k2_gradient) k.d_logp = lr;  // verl's straight-through "+" estimators: the gradient of ½·lr²
   return k;
 }
 
@@ -139,7 +140,8 @@ GRPO_HD Ratio ratio_of(float log_weight, double clamp) {
 
 // One masked token's share: `loss` and `policy` before the row weight, gradient parts already
 // weighted by w: `direct` belongs to this token, `routed` goes through the ratio (to this token at
-// the token levels, to its bin at the sequence / item levels).
+// the token levels, to its bin at the sequence / item levels). `kl` is the logged KL (× r with bias
+// correction, as TRL logs it).
 struct TokenShare {
   float loss, policy, kl, ratio, direct, routed;
   bool low, high, dual;
@@ -158,7 +160,7 @@ GRPO_HD TokenShare token_share(const grpo_loss_options& o, float log_weight, flo
   const float d_ratio = (keep ? term.d_ratio : 0.0f) + (o.kl.bias_correction ? beta * kl.value : 0.0f);
   const float routed = w * d_ratio * r.value * r.pass;
   const float direct = w * ((keep ? term.d_logp : 0.0f) + beta * kl.d_logp * bias);
-  return {policy + beta * kl.value * bias, policy, kl.value, r.value, direct, routed, term.low, term.high, term.dual};
+  return {policy + beta * kl.value * bias, policy, kl.value * bias, r.value, direct, routed, term.low, term.high, term.dual};
 }
 
 // GMPO (verl geo_mean): a token's log-ratio d clipped to [lo, hi] only on the side that would profit.
@@ -180,15 +182,35 @@ GRPO_HD float log_ratio_at(const LossProblem& p, int64_t index) {
   return p.old_logp ? p.logp[index] - p.old_logp[index] : 0.0f;
 }
 
-GRPO_HD bool inputs_finite(const LossProblem& p, int64_t row, int64_t index) {
+// with_entropy: false for a padding position, whose entropy is never read.
+GRPO_HD bool inputs_finite(const LossProblem& p, int64_t row, int64_t index, bool with_entropy = true) {
   bool ok = std::isfinite(p.logp[index]) && std::isfinite(advantage_at(p, row, index));
   if (p.old_logp) ok = ok && std::isfinite(p.old_logp[index]);
   if (p.ref_logp) ok = ok && std::isfinite(p.ref_logp[index]);
-  if (p.entropy) ok = ok && std::isfinite(p.entropy[index]);
+  if (p.entropy && with_entropy) ok = ok && std::isfinite(p.entropy[index]);
   return ok;
 }
 
 GRPO_HD bool keeps_policy(const LossProblem& p, int64_t index) { return !p.entropy || p.entropy[index] >= p.keep_threshold; }
+
+// GRPO_AGG_ALL_POSITIONS_LENGTH_WEIGHTED: padding positions carry loss and gradient (not statistics).
+GRPO_HD bool counts_padding(const LossProblem& p) { return p.options.aggregate.mode == GRPO_AGG_ALL_POSITIONS_LENGTH_WEIGHTED; }
+
+// TRL's entropy mask is `entropy_mask & mask`: a padding position keeps its policy term only unfiltered.
+GRPO_HD bool keeps_padding_policy(const LossProblem& p) { return p.options.top_entropy_quantile >= 1.0; }
+
+// TRL logs a sequence-level coef_1 [B, 1] (with [B] advantages) once per sequence: its clip flags
+// are per row, their means over rows.
+GRPO_HD bool flags_per_row(const LossProblem& p) {
+  return p.options.is_level == GRPO_IS_SEQUENCE && !p.advantages_per_token && p.options.surrogate.type != GRPO_LOSS_GEO_MEAN;
+}
+
+// The log-ratio of verl's ppo_kl: after the ratio's log clamp at the token level (verl ±20), raw at
+// the sequence levels (verl gspo logs the unclamped token log-ratios).
+GRPO_HD float ppo_log_ratio(const grpo_loss_options& o, float d) {
+  const float c = static_cast<float>(o.surrogate.log_ratio_clamp);
+  return o.is_level == GRPO_IS_TOKEN && o.surrogate.log_ratio_clamp > 0.0 ? clamp_float(d, -c, c) : d;
+}
 
 // The importance-sampling bin of a token (0, or its item at the item level; K = overflow).
 GRPO_HD int64_t bin_of(const LossProblem& p, int64_t index) {
@@ -222,6 +244,8 @@ GRPO_HD_CALL double row_weight(const LossProblem& p, double n) {
     case GRPO_AGG_SEQ_MEAN_TOKEN_MEAN: return 1.0 / (at_least(n, 1.0) * p.sequence_count * ga);
     case GRPO_AGG_SEQ_MEAN_TOKEN_SUM: return 1.0 / (p.sequence_count * ga);
     case GRPO_AGG_TOKEN_SUM_OVER_BL: return 1.0 / (p.sequence_count * a.max_completion_length * ga);
+    case GRPO_AGG_ALL_POSITIONS_LENGTH_WEIGHTED:
+      return n / (p.sequence_count * static_cast<double>(p.cols > 1 ? p.cols : 1) * ga);
     default: return 1.0 / (p.loss_scale_factor * ga);
   }
 }

@@ -17,7 +17,7 @@ grpo_loss_options base_options() {
   o.surrogate = {GRPO_LOSS_CLIP, 0.2, 0.2, 0.0, 0.0, 0.0, 5.0, 1.0, 1.05, 2.0, 3.0, 3.0, 2.0};
   o.is_level = GRPO_IS_TOKEN;
   o.num_items = 3;
-  o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_NONE, 0, 0.0};
+  o.kl = {GRPO_KL_K3, GRPO_KL_CLAMP_NONE, 0, 0.0, 0};
   o.aggregate = {GRPO_AGG_LOCAL_TOKEN_MEAN, 0, 0.0, 0.0, 9.0, 0.0, 1.0};
   o.top_entropy_quantile = 1.0;
   return o;
@@ -98,7 +98,7 @@ void gradient_matches_finite_differences(int32_t type, int32_t level, int32_t mo
   grpo_loss_options o = base_options();
   o.surrogate.type = type, o.is_level = level, o.aggregate.mode = mode;
   const bool stop_gradient = type == GRPO_LOSS_CISPO_CAP || type == GRPO_LOSS_CISPO_CLAMP || type == GRPO_LOSS_VESPO;
-  o.kl = {static_cast<int32_t>(seed % 4), static_cast<int32_t>(seed % 3), static_cast<int32_t>(seed % 2), stop_gradient ? 0.0 : 0.05};
+  o.kl = {static_cast<int32_t>(seed % 4), static_cast<int32_t>(seed % 3), static_cast<int32_t>(seed % 2), stop_gradient ? 0.0 : 0.05, 0};
   o.surrogate.delta = seed % 2 ? 1.5 : 0.0, o.surrogate.dual_clip_c = seed % 3 ? 3.0 : 0.0;
   grpo_loss_stats stats{};
   CHECK(grpo_policy_loss(p.logp.data(), p.old.data(), p.ref.data(), p.adv.data(), 1, p.mask.data(), p.segments.data(),
@@ -153,6 +153,29 @@ void bad_input() {
   CHECK(call(&o, nullptr) == GRPO_OK);
 }
 
+// TRL grpo_trainer.py L3222-3253: with a [B, 1] sequence ratio the clip ratios are Σ flag / B; the
+// all-positions mode (TRL luspo's [B, T] mean) reads padding, so padding must be finite there.
+void statistics_and_padding() {
+  const float logp[] = {0.3f, 0.3f, 0.3f, 0.0f, 0.0f, NAN}, adv[] = {1.0f, 1.0f};  // old = 0: log-ratios = logp
+  const float old[] = {0, 0, 0, 0, 0, 0};
+  const uint8_t mask[] = {1, 1, 1, 1, 0, 0};
+  float grad[6];
+  grpo_loss_options o = base_options();
+  grpo_loss_stats token{}, sequence{};
+  CHECK(grpo_policy_loss(logp, old, nullptr, adv, 0, mask, nullptr, nullptr, 2, 3, &o, grad, &token) == GRPO_OK);
+  o.is_level = GRPO_IS_SEQUENCE;
+  CHECK(grpo_policy_loss(logp, old, nullptr, adv, 0, mask, nullptr, nullptr, 2, 3, &o, grad, &sequence) == GRPO_OK);
+  const double actual[] = {token.clip_ratio_high, sequence.clip_ratio_high, sequence.clip_ratio_region};
+  const double expected[] = {0.75, 0.5, 0.5};  // row 0 (r = 1.35 > 1.2, A > 0) holds 3 of the 4 tokens
+  close("sequence-level clip ratios per row", actual, expected, 3, 1e-12, 0.0);
+  CHECK(std::isnan(sequence.phi_seq_mean));
+  o.aggregate.mode = GRPO_AGG_ALL_POSITIONS_LENGTH_WEIGHTED;
+  CHECK(grpo_policy_loss(logp, old, nullptr, adv, 0, mask, nullptr, nullptr, 2, 3, &o, grad, nullptr) == GRPO_ERR_NON_FINITE);
+  const int32_t segments[] = {0, 0, 0, 0, 0, 0};
+  o.is_level = GRPO_IS_ITEM;
+  CHECK(grpo_policy_loss(logp, old, nullptr, adv, 0, mask, segments, nullptr, 2, 3, &o, grad, nullptr) == GRPO_ERR_INVALID_ARGUMENT);
+}
+
 }  // namespace
 
 int main() {
@@ -164,5 +187,6 @@ int main() {
         gradient_matches_finite_differences(type, level, mode, seed++);
   threads_bitwise_equal();
   bad_input();
+  statistics_and_padding();
   return grpo::test::report("test_loss");
 }

@@ -24,7 +24,8 @@ typedef enum grpo_loss_type {
   GRPO_LOSS_SAPO = 3,        /* -σ(τ(r-1))·4/τ·A, τ = τ+ if A>0 else τ- (TRL, verl sapo) */
   GRPO_LOSS_VESPO = 4,       /* -φ·A·logp, φ = exp(λ + k·log w - λ·w) per sequence (TRL vespo) */
   GRPO_LOSS_GPG = 5,         /* -A·logp (verl gpg) */
-  GRPO_LOSS_GEO_MEAN = 6     /* GMPO: -A_i·exp(mean of sign-clipped log-ratios), mean over rows (verl geo_mean) */
+  GRPO_LOSS_GEO_MEAN = 6,    /* GMPO: -A_i·exp(mean of sign-clipped log-ratios), mean over rows (verl geo_mean) */
+  GRPO_LOSS_NONE = 7         /* no policy term: the aggregated KL term alone (verl agg_loss(kl_penalty(...))) */
 } grpo_loss_type;
 
 typedef enum grpo_is_level {
@@ -48,7 +49,10 @@ typedef enum grpo_aggregation {
   GRPO_AGG_SEQ_MEAN_TOKEN_MEAN = 2,  /* Σ_i (Σ_t m·ℓ / max(Σ_t m, 1)) / sequence_count (TRL grpo/sapo) */
   GRPO_AGG_SEQ_MEAN_TOKEN_SUM = 3,   /* Σ_i Σ_t m·ℓ / sequence_count (verl; TRL luspo with sequence IS) */
   GRPO_AGG_TOKEN_SUM_OVER_BL = 4,    /* Σ m·ℓ / (sequence_count · max_completion_length) (TRL dr_grpo) */
-  GRPO_AGG_TOKEN_SUM_OVER_L = 5      /* Σ m·ℓ / loss_scale_factor (verl seq-mean-token-sum-norm) */
+  GRPO_AGG_TOKEN_SUM_OVER_L = 5,     /* Σ m·ℓ / loss_scale_factor (verl seq-mean-token-sum-norm) */
+  GRPO_AGG_ALL_POSITIONS_LENGTH_WEIGHTED = 6 /* Σ over all B·T positions, padding included, of ℓ·(Σ_t m) / (sequence_count·cols):
+                                                TRL luspo's mean when its per-token loss is [B, T]; padding's logp, old, ref and
+                                                advantage are read (must be finite) and get a gradient; not at the item level */
 } grpo_aggregation;
 
 typedef struct grpo_surrogate {
@@ -68,6 +72,7 @@ typedef struct grpo_kl_options {
   int32_t clamp;           /* grpo_kl_clamp */
   int32_t bias_correction; /* TRL use_bias_correction_kl: KL·r (gradient through r) */
   double beta;             /* 0 = no KL term (ref_logp may be NULL) */
+  int32_t k2_gradient;     /* verl "k1+", "k3+", "low_var_kl+": this estimator's value, the k2 gradient (logp - ref) */
 } grpo_kl_options;
 
 typedef struct grpo_aggregate_options {
@@ -89,19 +94,23 @@ typedef struct grpo_loss_options {
   double top_entropy_quantile;   /* < 1: the policy term keeps only tokens with entropy >= the (1 - q) quantile (needs entropy) */
 } grpo_loss_options;
 
-/* Token-weighted means are over the masked tokens of this call. */
+/* Token-weighted means are over the masked tokens of this call. At GRPO_IS_SEQUENCE with [rows]
+ * advantages (not GEO_MEAN) the three clip ratios are means over the rows of each row's flag, as TRL
+ * logs a [B, 1] coef_1. */
 typedef struct grpo_loss_stats {
   double loss;              /* the aggregated loss (policy + beta·KL) */
   double policy_loss;       /* the aggregated policy term alone */
-  double kl_mean;           /* mean KL per token (TRL "kl"); NaN without ref_logp */
+  double kl_mean;           /* mean KL per token (TRL "kl"), KL·r with bias_correction as TRL logs it; NaN without ref_logp */
   double clip_ratio_low;    /* TRL clip_ratio/low_mean: r < 1-εl and A < 0 */
   double clip_ratio_high;   /* TRL clip_ratio/high_mean: r > 1+εh and A > 0 (CISPO: r above the cap, A > 0) */
   double clip_ratio_region; /* either of the two */
   double dual_clip_ratio;   /* verl pg_clipfrac_lower: tokens held by the dual clip */
   double ratio_mean, ratio_min, ratio_max;
   double entropy_mean;      /* NaN without entropy */
-  double ppo_kl;            /* verl ppo_kl: mean(old - logp) */
+  double ppo_kl;            /* verl ppo_kl: mean(-log r), log r clamped by log_ratio_clamp at GRPO_IS_TOKEN (verl ±20) */
   double tokens;            /* Σ mask */
+  double phi_seq_mean;      /* GRPO_LOSS_VESPO: TRL vespo/phi_seq_mean, the mean of φ over rows ([rows] advantages) or
+                               masked tokens ([rows, cols]); NaN for other types */
 } grpo_loss_stats;
 
 /* advantages_per_token: 1 when advantages is [rows, cols], 0 when it is [rows].
