@@ -56,7 +56,7 @@ describe('PromptSampler', () => {
   it('createSampler reads respondent counts; bad inputs throw GrpoError', () => {
     const sampler = createSampler([{ respondents: [1, 2] }, { respondents: [3] }], { unit: 'rows', batchSize: 3 });
     expect(sampler.unitsPerEpoch).toBe(3);
-    expect(() => createSampler([{ respondents: [] }])).toThrow(/respondentCounts\[0\] in \[1/);
+    expect(() => createSampler([{ respondents: [] }])).toThrow(/respondentCounts\[0\] >= 1/);
     expect(() => new PromptSampler(counts, { batchsize: 4 } as never)).toThrow(/did you mean "batchSize"/);
     expect(() => new PromptSampler([], {})).toThrow(/at least one request/);
   });

@@ -111,7 +111,7 @@ describe('rankRewardsBatch', () => {
 describe('lengthReward', () => {
   it('is 0 at exactly K, −1/K per missing or extra item, floored at −1', () => {
     expect([0, 10, 19, 20, 21, 40, 60].map((n) => lengthReward(n, 20))).toEqual([-1, -0.5, -0.05, 0, -0.05, -1, -1]);
-    expect(() => lengthReward(-1, 20)).toThrow(/count in \[0/);
+    expect(() => lengthReward(-1, 20)).toThrow(/count >= 0/);
   });
 });
 
