@@ -69,13 +69,13 @@ const segments = Int32Array.from({ length: B * L }, (_, i) => Math.floor((i % L)
 const lossInput = { shape: [B, L], logp, oldLogp, refLogp, advantages: floats(B * L, 16, -2, 2), mask, segments };
 for (const [name, p] of Object.entries(grpo.presets)) {
   const options = { ...p.loss, tokenCount: 300, accumulationSteps: 1, maxCompletionLength: L, sequenceCount: B };
-  let result;
   try {
-    result = grpo.policyLossSync(lossInput, options);
+    const { stats, ...values } = grpo.policyLossSync(lossInput, options);
+    print(`policyLoss ${name}`, values);
+    print(`policyLoss ${name} stats`, stats);
   } catch (error) {
-    result = `error ${error.code}`;
+    print(`policyLoss ${name}`, `error ${error.code}`);
   }
-  print(`policyLoss ${name}`, result);
 }
 
 // the built-in model: init, score, one AdamW step, greedy and sampled generation
