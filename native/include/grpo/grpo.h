@@ -10,9 +10,20 @@
 
 #include <stdint.h>
 
+/* The ABI these headers describe (docs/c-abi.md): the major grows with every incompatible change (a function,
+ * struct layout or enum value changed or removed) and names the shared library, libgrpo_native.so.<major>;
+ * the minor grows with every addition. */
+#define GRPO_ABI_VERSION_MAJOR 1
+#define GRPO_ABI_VERSION_MINOR 0
+#define GRPO_ABI_VERSION (GRPO_ABI_VERSION_MAJOR * 1000 + GRPO_ABI_VERSION_MINOR)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* GRPO_ABI_VERSION of the library running: usable with these headers when v / 1000 == GRPO_ABI_VERSION_MAJOR
+ * and v % 1000 >= GRPO_ABI_VERSION_MINOR. */
+int32_t grpo_abi_version(void);
 
 typedef enum grpo_status {
   GRPO_OK = 0,
