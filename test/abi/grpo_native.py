@@ -48,7 +48,8 @@ class Surrogate(Structure):
 
 
 class KlOptions(Structure):
-    _fields_ = [("estimator", c_int32), ("clamp", c_int32), ("bias_correction", c_int32), ("beta", c_double)]
+    _fields_ = [("estimator", c_int32), ("clamp", c_int32), ("bias_correction", c_int32), ("beta", c_double),
+                ("k2_gradient", c_int32)]
 
 
 class AggregateOptions(Structure):
@@ -62,7 +63,8 @@ class LossOptions(Structure):
 
 
 LOSS_STAT_NAMES = ("loss", "policy_loss", "kl_mean", "clip_ratio_low", "clip_ratio_high", "clip_ratio_region",
-                   "dual_clip_ratio", "ratio_mean", "ratio_min", "ratio_max", "entropy_mean", "ppo_kl", "tokens")
+                   "dual_clip_ratio", "ratio_mean", "ratio_min", "ratio_max", "entropy_mean", "ppo_kl", "tokens",
+                   "phi_seq_mean")
 
 
 class LossStats(Structure):
