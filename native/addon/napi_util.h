@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -63,10 +64,76 @@ void expect_length(Napi::Env env, const View<T>& view, int64_t expected, const c
                  std::string(name) + " has " + std::to_string(view.length) + " elements, expected " + std::to_string(expected));
 }
 
-// Runs `kernel` now (sync) or on the libuv pool (async, returns a Promise).
-// `keep_alive` holds the JS arrays the kernel reads and writes until it has finished.
+// Status of an output array detached while its async call ran (an addon status past the C ABI's;
+// lib/errors.ts maps it to GRPO_DETACHED_BUFFER).
+constexpr int kStatusDetached = 9;
+
+// The memory one kernel call reads and writes (docs/policy.md, "Async calls and memory").
+// Sync: the kernel works on the caller's typed arrays in place (zero copy).
+// Async: the worker never touches JS memory, because a transfer (postMessage, structuredClone) detaches an
+// ArrayBuffer and may free its memory even while a reference to the array is held. Inputs are copied into
+// buffers the call owns when it is made; outputs are staged in owned buffers (starting as copies of the arrays,
+// so what the kernel leaves unwritten reads as in a sync call) and copied into the arrays on the main thread
+// once the kernel has finished.
+class CallMemory {
+ public:
+  explicit CallMemory(bool async) : async_(async) {}
+
+  // In an async call, points `view` at a copy of its array that the call owns.
+  template <typename T>
+  void input(View<T>& view) {
+    if (async_ && view.data) view.data = static_cast<T*>(own(view.data, bytes_of(view)));
+  }
+
+  template <typename... Views>
+  void inputs(Views&... views) {
+    (input(views), ...);
+  }
+
+  // In an async call, points `view` at a staging copy that is written to `array` (the JS typed array behind
+  // `view`, named `name` in errors) when the kernel has finished. An output given as one of the inputs (in place,
+  // e.g. `out: logits`) shares that input's copy, so the kernel sees the aliasing a sync call sees.
+  template <typename T>
+  void output(View<T>& view, Napi::Value array, const char* name) {
+    if (async_ && view.data) view.data = static_cast<T*>(stage(view.data, bytes_of(view), array, name));
+  }
+
+  bool async() const { return async_; }
+
+  // Main thread, after the kernel: copies the staged outputs into their arrays. Returns false and names the
+  // array in `message` when one was detached or resized meanwhile.
+  bool deliver(std::string& message);
+
+ private:
+  struct Staged {
+    Napi::Reference<Napi::Value> array;
+    void* data;
+    size_t bytes;
+    std::string name;
+  };
+
+  template <typename T>
+  static size_t bytes_of(const View<T>& view) {
+    return static_cast<size_t>(view.length) * sizeof(T);
+  }
+
+  struct Owned {
+    const void* source;  // the JS memory it copies (compared, never read after the call is made)
+    size_t bytes;
+    std::unique_ptr<unsigned char[]> copy;
+  };
+
+  void* own(const void* source, size_t bytes);
+  void* stage(const void* source, size_t bytes, Napi::Value array, const char* name);
+
+  bool async_;
+  std::vector<Owned> owned_;
+  std::vector<Staged> staged_;
+};
+
+// Runs `kernel` now (sync) or on the libuv pool (async, returns a Promise resolved once the staged outputs are
+// in their arrays). The kernel must reach memory only through pointers `memory` handed out, or memory it owns.
 // The kernel returns a grpo_status; on failure grpo_last_error() of its thread is reported.
-Napi::Value dispatch(const Napi::CallbackInfo& info, bool async, std::function<grpo_status()> kernel,
-                     std::vector<Napi::Value> keep_alive);
+Napi::Value dispatch(const Napi::CallbackInfo& info, CallMemory memory, std::function<grpo_status()> kernel);
 
 }  // namespace grpo::addon
