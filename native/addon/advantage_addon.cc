@@ -35,8 +35,8 @@ Napi::Value group_advantages(const Napi::CallbackInfo& info) {
   expect_length(info.Env(), stats, 5, "stats");
   CallMemory memory(bool_arg(info, 7, "async"));
   memory.inputs(rewards, ids);
-  memory.output(out, info[5], "advantages");
-  memory.output(stats, info[6], "stats");
+  memory.output(out, "advantages");
+  memory.output(stats, "stats");
   return dispatch(info, std::move(memory),
                   [=] {
                     grpo_advantage_stats s{};
@@ -60,8 +60,8 @@ Napi::Value rank_advantages(const Napi::CallbackInfo& info) {
   expect_length(info.Env(), stats, 5, "stats");
   CallMemory memory(bool_arg(info, 7, "async"));
   memory.input(rewards);
-  memory.output(out, info[5], "advantages");
-  memory.output(stats, info[6], "stats");
+  memory.output(out, "advantages");
+  memory.output(stats, "stats");
   return dispatch(info, std::move(memory),
                   [=] {
                     grpo_advantage_stats s{};
@@ -91,7 +91,7 @@ Napi::Value scatter_item_advantages(const Napi::CallbackInfo& info) {
                                     static_cast<float>(packed.data[2]), static_cast<float>(packed.data[3])};
   CallMemory memory(bool_arg(info, 8, "async"));
   memory.inputs(item_adv, segments, mask, eos);
-  memory.output(out, info[7], "out");
+  memory.output(out, "out");
   return dispatch(info, std::move(memory),
                   [=] {
                     return grpo_scatter_item_advantages(item_adv.data, segments.data, mask.data, eos.data, rows, cols,
@@ -117,8 +117,8 @@ Napi::Value broadcast_advantages(const Napi::CallbackInfo& info) {
   expect_length(env, loss_mask, rows * cols, "lossMask");
   CallMemory memory(bool_arg(info, 8, "async"));
   memory.inputs(adv, mask, truncated, prefix_end);
-  memory.output(out, info[6], "out");
-  memory.output(loss_mask, info[7], "lossMask");
+  memory.output(out, "out");
+  memory.output(loss_mask, "lossMask");
   return dispatch(info, std::move(memory),
                   [=] {
                     return grpo_broadcast_advantages(adv.data, mask.data, truncated.data, prefix_end.data, rows, cols,

@@ -35,7 +35,7 @@ Napi::Value gemm_with(const Napi::CallbackInfo& info, SgemmFn sgemm) {
   expect_holds(env, C, M, N, ldc, "C");
   CallMemory memory(bool_arg(info, 13, "async"));
   memory.inputs(A, B);
-  memory.output(C, info[11], "C");
+  memory.output(C, "C");
   return dispatch(info, std::move(memory),
                   [=] { return sgemm(ta, tb, M, N, K, alpha, A.data, lda, B.data, ldb, beta, C.data, ldc); });
 }

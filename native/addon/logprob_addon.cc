@@ -36,8 +36,8 @@ Napi::Value logprob_forward(const Napi::CallbackInfo& info) {
   if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
   CallMemory memory(bool_arg(info, 7, "async"));
   memory.inputs(a.logits, a.targets);
-  memory.output(logp, info[5], "logp");
-  memory.output(entropy, info[6], "entropy");
+  memory.output(logp, "logp");
+  memory.output(entropy, "entropy");
   return dispatch(info, std::move(memory),
                   [=] { return grpo_logprob_forward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, logp.data, entropy.data); });
 }
@@ -54,7 +54,7 @@ Napi::Value logprob_backward(const Napi::CallbackInfo& info) {
   expect_length(env, grad_logits, a.rows * a.vocab, "gradLogits");
   CallMemory memory(bool_arg(info, 8, "async"));
   memory.inputs(a.logits, a.targets, grad_logp, grad_entropy);
-  memory.output(grad_logits, info[7], "gradLogits");
+  memory.output(grad_logits, "gradLogits");
   return dispatch(info, std::move(memory),
                   [=] {
                     return grpo_logprob_backward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, grad_logp.data,
@@ -120,9 +120,9 @@ Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
   if (lse.data) expect_length(env, lse, a.rows, "lse");
   CallMemory memory(bool_arg(info, 12, "async"));
   memory.inputs(a.hidden, a.weight, a.bias, a.targets);
-  memory.output(logp, info[9], "logp");
-  memory.output(entropy, info[10], "entropy");
-  memory.output(lse, info[11], "lse");
+  memory.output(logp, "logp");
+  memory.output(entropy, "entropy");
+  memory.output(lse, "lse");
   return dispatch(info, std::move(memory),
                   [=] {
                     return LinearAbi<T>::forward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
@@ -148,9 +148,9 @@ Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   if (grad_bias.data) expect_length(env, grad_bias, a.vocab, "gradBias");
   CallMemory memory(bool_arg(info, 15, "async"));
   memory.inputs(a.hidden, a.weight, a.bias, a.targets, grad_logp, grad_entropy);
-  memory.output(grad_hidden, info[11], "gradHidden");
-  memory.output(grad_weight, info[12], "gradWeight");
-  memory.output(grad_bias, info[13], "gradBias");
+  memory.output(grad_hidden, "gradHidden");
+  memory.output(grad_weight, "gradWeight");
+  memory.output(grad_bias, "gradBias");
   return dispatch(info, std::move(memory),
                   [=] {
                     return LinearAbi<T>::backward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,

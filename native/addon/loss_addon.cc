@@ -56,8 +56,8 @@ Napi::Value policy_loss(const Napi::CallbackInfo& info) {
   const grpo_loss_options options = unpack(packed.data);
   CallMemory memory(bool_arg(info, 11, "async"));
   memory.inputs(logp, old_logp, ref_logp, advantages, mask, segments, entropy);
-  memory.output(grad, info[9], "gradLogp");
-  memory.output(stats, info[10], "stats");
+  memory.output(grad, "gradLogp");
+  memory.output(stats, "stats");
   return dispatch(info, std::move(memory),
                   [=] {
                     grpo_loss_stats s{};

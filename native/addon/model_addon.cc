@@ -134,8 +134,8 @@ Napi::Value score(const Napi::CallbackInfo& info) {
   if (entropy.data) expect_length(env, entropy, tokens.length, "entropy");
   CallMemory memory(bool_arg(info, 9, "async"));
   memory.inputs(tokens, targets);
-  memory.output(logp, info[7], "logp");
-  memory.output(entropy, info[8], "entropy");
+  memory.output(logp, "logp");
+  memory.output(entropy, "entropy");
   return dispatch(info, std::move(memory),
                   [=] {
                     return grpo_model_score(model.get(), tokens.data, offsets.data(), static_cast<int64_t>(offsets.size()) - 1,
@@ -152,7 +152,7 @@ Napi::Value logits(const Napi::CallbackInfo& info) {
   check_offsets(info.Env(), offsets, tokens.length);
   CallMemory memory(bool_arg(info, 4, "async"));
   memory.input(tokens);
-  memory.output(out, info[3], "logits");
+  memory.output(out, "logits");
   return dispatch(info, std::move(memory), [=] {
     return grpo_model_logits(model.get(), tokens.data, offsets.data(), static_cast<int64_t>(offsets.size()) - 1, out.data);
   });
@@ -186,7 +186,7 @@ Napi::Value adamw(const Napi::CallbackInfo& info) {
   auto norm = view_arg<float>(info, 7, "gradNorm");
   expect_length(info.Env(), norm, 1, "gradNorm");
   CallMemory memory(bool_arg(info, 8, "async"));
-  memory.output(norm, info[7], "gradNorm");
+  memory.output(norm, "gradNorm");
   return dispatch(info, std::move(memory), [=] { return grpo_model_adamw_step(model.get(), &o, norm.data); });
 }
 
@@ -271,10 +271,10 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
   expect_length(env, lengths, nseq, "outLengths");
   expect_length(env, truncated, nseq, "truncated");
   memory.inputs(prompts, stop);
-  memory.output(tokens, info[5], "outTokens");
-  memory.output(logp, info[6], "outLogp");
-  memory.output(lengths, info[7], "outLengths");
-  memory.output(truncated, info[8], "truncated");
+  memory.output(tokens, "outTokens");
+  memory.output(logp, "outLogp");
+  memory.output(lengths, "outLengths");
+  memory.output(truncated, "truncated");
   return dispatch(info, std::move(memory),
                   [=] {
                     grpo_generate_options o{max_new, &sampling, stop.data, stop.length};

@@ -1,6 +1,9 @@
 #include "napi_util.h"
 
+#include <sys/mman.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace grpo::addon {
@@ -33,17 +36,40 @@ bool bool_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
   return value.As<Napi::Boolean>().Value();
 }
 
-void* CallMemory::own(const void* source, size_t bytes) {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Memory for a copy of `bytes`. Large copies go on transparent huge pages where the kernel allows it: faulting
+// in fresh 4 KB pages costs more than the copy itself (a 300 MB input: 5x the memcpy).
+unsigned char* allocate(size_t bytes) {
+  void* block = nullptr;
+  if (bytes >= kHugePage) {
+    block = std::aligned_alloc(kHugePage, (bytes + kHugePage - 1) / kHugePage * kHugePage);
+#ifdef MADV_HUGEPAGE
+    if (block) madvise(block, bytes, MADV_HUGEPAGE);
+#endif
+  } else {
+    block = std::malloc(bytes > 0 ? bytes : 1);
+  }
+  return static_cast<unsigned char*>(block);
+}
+
+}  // namespace
+
+void* CallMemory::own(Napi::Env env, const void* source, size_t bytes) {
   for (auto& owned : owned_)
     if (owned.source == source && owned.bytes == bytes) return owned.copy.get();
-  // Default-initialised: the copy fills it.
-  owned_.push_back({source, bytes, std::unique_ptr<unsigned char[]>(new unsigned char[bytes > 0 ? bytes : 1])});
+  unsigned char* copy = allocate(bytes);
+  if (!copy)
+    throw_status(env, GRPO_ERR_OUT_OF_MEMORY, "no memory for the " + std::to_string(bytes) + "-byte copy an async call makes of its input");
+  owned_.push_back({source, bytes, {copy, std::free}});
   if (bytes > 0) std::memcpy(owned_.back().copy.get(), source, bytes);
   return owned_.back().copy.get();
 }
 
 void* CallMemory::stage(const void* source, size_t bytes, Napi::Value array, const char* name) {
-  void* data = own(source, bytes);
+  void* data = own(array.Env(), source, bytes);
   staged_.push_back({Napi::Persistent(array), data, bytes, name});
   return data;
 }

@@ -18,8 +18,7 @@ const T* param_array(Napi::Object params, const char* name, int64_t expected, Ca
   if (value.IsNull() || value.IsUndefined()) return nullptr;
   if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != typed_array_type<T>())
     throw_status(env, GRPO_ERR_INVALID_ARGUMENT, std::string("params.") + name + " is not a typed array of the expected element type");
-  auto array = value.As<Napi::TypedArrayOf<T>>();
-  View<T> view{array.Data(), static_cast<int64_t>(array.ElementLength())};
+  View<T> view = view_of(value.As<Napi::TypedArrayOf<T>>());
   if (expected >= 0) expect_length(env, view, expected, name);
   memory.input(view);
   return view.data;
@@ -82,9 +81,9 @@ Napi::Value sample(const Napi::CallbackInfo& info) {
   expect_length(env, tokens, c.rows, "tokens");
   if (logp.data) expect_length(env, logp, c.rows, "logp");
   if (logp_raw.data) expect_length(env, logp_raw, c.rows, "logpRaw");
-  memory.output(tokens, info[3], "tokens");
-  memory.output(logp, info[4], "logp");
-  memory.output(logp_raw, info[5], "logpRaw");
+  memory.output(tokens, "tokens");
+  memory.output(logp, "logp");
+  memory.output(logp_raw, "logpRaw");
   return dispatch(info, std::move(memory),
                   [=] { return grpo_sample(c.logits.data, c.rows, c.vocab, &c.params, tokens.data, logp.data, logp_raw.data); });
 }
@@ -96,7 +95,7 @@ Napi::Value sampling_probs(const Napi::CallbackInfo& info) {
   const Call c = read_call(info, memory);
   auto probs = view_arg<float>(info, 3, "probs");
   expect_length(env, probs, c.rows * c.vocab, "probs");
-  memory.output(probs, info[3], "probs");
+  memory.output(probs, "probs");
   return dispatch(info, std::move(memory),
                   [=] { return grpo_sampling_probs(c.logits.data, c.rows, c.vocab, &c.params, probs.data); });
 }
