@@ -1,6 +1,7 @@
 // The built-in policy: the native Llama/Qwen-family decoder behind the Policy interface.
 // Calls on one model run one at a time (a promise chain); each runs off the event loop. A policy keeps the
-// addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon.
+// addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon. dispose() is safe
+// mid-call and sync methods refuse a model busy with an async call (docs/policy.md, "Async calls and memory").
 import { modelBinding, type Device, type ResolvedDevice } from '../cuda.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
