@@ -100,7 +100,7 @@ const POLICY_SYNC_CALLS = {
 /** Two policies with the same seed, each generating, scoring and stepping at once: their results agree. */
 async function policyRound() {
   const run = async () => {
-    const policy = g.BuiltinPolicy.create(MODEL, { seed: 2 });
+    const policy = await g.BuiltinPolicy.createAsync(MODEL, { seed: 2 });
     const [generated, scored] = await Promise.all([POLICY_CALLS.generate(policy), POLICY_CALLS.score(policy)]);
     const { loss } = await POLICY_CALLS.step(policy);
     policy.dispose();
@@ -165,6 +165,20 @@ async function policyCases() {
   const step = stepping.step(BATCH, g.sftLoss(), { onProgress: (f) => f === 0.5 && stepping.dispose() });
   const outcome = await settle(step);
   report(outcome === 'GrpoError GRPO_INVALID_ARGUMENT', `policy: dispose() between a step's scoring and its backward rejects the step (${outcome})`);
+
+  const typedPrompts = () => PROMPTS.map((p) => Int32Array.from(p));
+  const reference = await POLICY_CALLS.generate(g.BuiltinPolicy.create(MODEL, { seed: 1 }));
+  const prompts = typedPrompts();
+  const generating = g.BuiltinPolicy.create(MODEL, { seed: 1 }).generate(prompts, { maxNewTokens: 48, seed: 3 });
+  prompts.forEach(detach);
+  globalThis.gc();
+  report(same((await generating).map((x) => x.tokens), reference.map((x) => x.tokens)), 'policy: generate with its Int32Array prompts transferred mid-call');
+  const scoring = g.BuiltinPolicy.create(MODEL, { seed: 1 });
+  const batch = { prompts: typedPrompts(), completions: BATCH.completions.map((c) => Int32Array.from(c)) };
+  const scored = scoring.score(batch);
+  [...batch.prompts, ...batch.completions].forEach(detach);
+  globalThis.gc();
+  report(same((await scored).logp, (await scoring.score(BATCH)).logp), 'policy: score with its Int32Array batch transferred mid-call');
 
   const busy = g.BuiltinPolicy.create(MODEL, { seed: 1 });
   const tensors = busy.getTensors();
