@@ -1,6 +1,8 @@
 #include "napi_util.h"
 
+#ifdef __linux__
 #include <sys/mman.h>
+#endif
 
 #include <cmath>
 #include <cstdlib>
@@ -43,16 +45,14 @@ constexpr size_t kHugePage = size_t{2} << 20;
 // Memory for a copy of `bytes`. Large copies go on transparent huge pages where the kernel allows it: faulting
 // in fresh 4 KB pages costs more than the copy itself (a 300 MB input: 5x the memcpy).
 unsigned char* allocate(size_t bytes) {
-  void* block = nullptr;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (bytes >= kHugePage) {
-    block = std::aligned_alloc(kHugePage, (bytes + kHugePage - 1) / kHugePage * kHugePage);
-#ifdef MADV_HUGEPAGE
+    void* block = std::aligned_alloc(kHugePage, (bytes + kHugePage - 1) / kHugePage * kHugePage);
     if (block) madvise(block, bytes, MADV_HUGEPAGE);
-#endif
-  } else {
-    block = std::malloc(bytes > 0 ? bytes : 1);
+    return static_cast<unsigned char*>(block);
   }
-  return static_cast<unsigned char*>(block);
+#endif
+  return static_cast<unsigned char*>(std::malloc(bytes > 0 ? bytes : 1));
 }
 
 }  // namespace
