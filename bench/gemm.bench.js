@@ -1,10 +1,10 @@
 // GEMM throughput on the LM-head shapes, on 1 and 2 threads, against the FMA roof measured in
 // the same run. Each product is checked against the float64 triple loop (first and last rows)
 // before it is timed. Where the CPU has AVX512_BF16, the bf16-product variant is timed too. Run: npx tsc -p tsconfig.json && node bench/gemm.bench.js
-import { cpuPath, getThreads, matmulBf16Native, matmulSync, setThreads } from '../dist/index.js';
+import { cpuPath, getThreads, matmul, matmulBf16Native, matmulSync, setThreads } from '../dist/index.js';
 import { gemmReference } from '../dist/reference/gemm.js';
 import { measureFmaGflops } from './roof.js';
-import { fixed, once } from './timing.js';
+import { asyncCopyCost, fixed, once } from './timing.js';
 
 // [name, transA, transB, m, n, k, beta]: the fused LM head's forward tile and its two backward products
 const SHAPES = [
@@ -94,3 +94,6 @@ console.log(`cpu path ${cpuPath()}, bf16 products ${matmulBf16Native() ? 'native
   + ' FMA roof (float32) measured before each row, same thread count');
 console.table([1, 2].flatMap(rowsFor));
 setThreads(defaultThreads);
+const { a: gemmA, b: gemmB, out: gemmC } = operands(SHAPES[1]); // NT tile 256×4096×512
+await asyncCopyCost('matmul NT 256x4096x512', (x, a) => (a ? matmul : matmulSync)(x.a, x.b, { m: 256, n: 4096, k: 512 }, { transB: true, out: x.c }),
+  { a: gemmA, b: gemmB, c: gemmC });

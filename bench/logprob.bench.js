@@ -2,14 +2,14 @@
 // fused LM head at (T=2048, H=512, V=32768), float32 and bfloat16 inputs. Every fast result is checked
 // against the float64 reference in the same run before it is timed. Run: npm run build && node bench/logprob.bench.js
 import {
-  getThreads, cpuPath, fromBf16, linearLogprobsBackwardSync, linearLogprobsSync, logprobsBackwardSync, logprobsSync,
+  getThreads, cpuPath, fromBf16, linearLogprobsBackwardSync, linearLogprobsSync, logprobs, logprobsBackwardSync, logprobsSync,
   matmulBf16Native, toBf16,
 } from '../dist/index.js';
 import { linearLogitsReference, logprobsReference } from '../dist/reference/logprob.js';
 import { native } from '../dist/binding.js';
 import { measureRoofs } from './roof.js';
 import { execFileSync } from 'node:child_process';
-import { fixed, measure, once } from './timing.js';
+import { asyncCopyCost, fixed, measure, once } from './timing.js';
 
 function randomLogits(n, seed) {
   let state = seed >>> 0;
@@ -142,3 +142,5 @@ console.table(fusedRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fi
 console.log(`fused LM head ${2048}x${512}x${32768}, forward + backward (10·THV FLOPs: the backward redoes the statistics pass and each tile); bf16 dot products: ${matmulBf16Native() ? 'AVX512_BF16' : 'no (float32 GEMM on widened values)'}`);
 console.table(bf16Rows(roofs).map((r) => ({ ...r, forwardMs: fixed(r.forwardMs), backwardMs: fixed(r.backwardMs), fwdBwdMs: fixed(r.fwdBwdMs),
   GFLOPs: fixed(r.GFLOPs, 0), fmaRoof: `${fixed(100 * r.fmaRoof, 0)}%`, vsF32: `${fixed(r.vsF32)}×`, maxError: r.maxError.toExponential(1) })));
+await asyncCopyCost('logprobs forward 512x151936', (x, a) => (a ? logprobs : logprobsSync)(x.logits, x.targets),
+  { logits: randomLogits(512 * 151936, 5), targets: targetsFor(512, 151936) });

@@ -4,8 +4,9 @@
 // Run: npx tsc -p tsconfig.json && GRPO_NATIVE_ADDON=... node bench/loss.bench.js
 import {
   getThreads, groupAdvantagesSync, mulberry32, groupsOf, normalizeGroupsReference, itemTokenRowReference, policyLossReference,
-  policyLossSync, rankAdvantagesSync, rankCellsOf, resolveLossOptions, tokenAdvantagesSync,
+  policyLoss, policyLossSync, rankAdvantagesSync, rankCellsOf, resolveLossOptions, tokenAdvantagesSync,
 } from '../dist/index.js';
+import { asyncCopyCost } from './timing.js';
 import { measureRoofs } from './roof.js';
 
 /** Median and best milliseconds of `repeats` calls after two warm-up calls (best: on a shared machine, the least disturbed run). */
@@ -121,3 +122,5 @@ console.table(results.map((r) => ({
   'TS reference ms': r.referenceMs.toFixed(1),
   'x TS reference': (r.referenceMs / r.ms).toFixed(0),
 })));
+const { shape, ...lossArrays } = lossInputs(512, 2048);
+await asyncCopyCost('policyLoss 512x2048 (clip + k3 KL)', (x, a) => (a ? policyLoss : policyLossSync)({ shape, ...x }, { beta: 0.04 }), lossArrays);

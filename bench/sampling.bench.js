@@ -1,10 +1,10 @@
 // Sampling at [384, 32768] and [64, 151936]: plain, top-p 0.9, top-k 50 + top-p 0.95. Each mode's
 // processed distribution is checked against the sort-based float64 reference (a few rows) before it
 // is timed. Run: npx tsc -p tsconfig.json && node bench/sampling.bench.js
-import { cpuPath, getThreads, sampleSync, samplingProbsSync } from '../dist/index.js';
+import { cpuPath, getThreads, sample, sampleSync, samplingProbsSync } from '../dist/index.js';
 import { samplingReference } from '../dist/reference/sampling.js';
 import { measureRoofs } from './roof.js';
-import { fixed, measure, once } from './timing.js';
+import { asyncCopyCost, fixed, measure, once } from './timing.js';
 
 const CHECK_ROWS = 4; // the sort-based reference on every row would take seconds per call
 
@@ -57,3 +57,5 @@ const roofs = await measureRoofs();
 console.log(`cpu path ${cpuPath()}, ${getThreads()} threads; read roof ${fixed(roofs.readGBs, 1)} GB/s`);
 console.log('x read floor = time / (logits bytes / read roof); vs sort ref = the float64 sort-based reference, timed on 4 rows and scaled');
 console.table([...rowsFor(384, 32768, roofs), ...rowsFor(64, 151936, roofs)]);
+await asyncCopyCost('sample top-p 0.9, 64x151936', (x, a) => (a ? sample : sampleSync)(x.logits, 151936, { seed: 2, topP: 0.9 }),
+  { logits: modelLikeLogits(64, 151936, 64 + 151936) });

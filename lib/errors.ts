@@ -54,6 +54,7 @@ const NATIVE_STATUS_CODES: readonly GrpoErrorCode[] = [
   'GRPO_OUT_OF_MEMORY',
   'GRPO_INTERNAL',
   'GRPO_UNSUPPORTED',
+  'GRPO_DETACHED_BUFFER', // 9: addon only, an output array transferred while its async call ran (napi_util.h)
 ];
 
 /**

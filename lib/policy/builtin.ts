@@ -1,6 +1,7 @@
 // The built-in policy: the native Llama/Qwen-family decoder behind the Policy interface.
 // Calls on one model run one at a time (a promise chain); each runs off the event loop. A policy keeps the
-// addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon.
+// addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon. dispose() is safe
+// mid-call and sync methods refuse a model busy with an async call (docs/policy.md, "Async calls and memory").
 import { modelBinding, type Device, type ResolvedDevice } from '../cuda.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
@@ -204,22 +205,25 @@ export class BuiltinPolicy implements Policy {
 
   /** Full logits [T, vocab] of each sequence packed end to end (tests and parity checks). */
   logits(sequences: readonly ArrayLike<number>[]): Promise<Float32Array> {
+    const taken = snapshot(sequences);
     return this.serial(() => {
-      const packed = packBatch({ prompts: sequences, completions: sequences.map(() => []) }, this.config.vocabSize, this.config.maxPositions);
+      const packed = packBatch({ prompts: taken, completions: taken.map(() => []) }, this.config.vocabSize, this.config.maxPositions);
       const out = new Float32Array(packed.tokens.length * this.config.vocabSize);
       return callAsync((a) => this.addon.modelLogits(this.live(), packed.tokens, packed.offsets, out, a), () => out);
     });
   }
 
   score(batch: SequenceBatch, options: ScoreOptions = {}): Promise<ScoreResult> {
-    return this.serial(() => this.scoreNow(batch, options, false).then((r) => r.scores));
+    const taken = snapshotBatch(batch);
+    return this.serial(() => this.scoreNow(taken, options, false).then((r) => r.scores));
   }
 
   step(batch: SequenceBatch, loss: LossFunction, options: StepOptions = {}): Promise<StepResult> {
     if (this.frozen) return Promise.reject(new GrpoError('GRPO_UNSUPPORTED', 'This policy is a frozen reference copy; it cannot train'));
+    const taken = snapshotBatch(batch);
     return this.serial(async () => {
-      const { scores, packed } = await this.scoreNow(batch, options, true);
-      const out = loss(scores, batch);
+      const { scores, packed } = await this.scoreNow(taken, options, true);
+      const out = loss(scores, taken);
       const gradLogp = repack('loss gradLogp', out.gradLogp, packed);
       const gradEntropy = out.gradEntropy ? repack('loss gradEntropy', out.gradEntropy, packed) : null;
       await callAsync((a) => this.addon.modelBackward(this.live(), gradLogp, gradEntropy, a), () => undefined);
@@ -233,7 +237,8 @@ export class BuiltinPolicy implements Policy {
   }
 
   generate(prompts: readonly (ArrayLike<number> | string)[], options: GenerateOptions = {}): Promise<Generation[]> {
-    return this.serial(() => generateWith(this.addon, this.live(), this.config, this.tokenizer, prompts, options));
+    const taken = snapshot(prompts);
+    return this.serial(() => generateWith(this.addon, this.live(), this.config, this.tokenizer, taken, options));
   }
 
   /** A frozen copy of the parameters (no optimizer state), on this policy's device unless `options.device` says otherwise. */
@@ -258,6 +263,11 @@ export class BuiltinPolicy implements Policy {
     }));
   }
 
+  /**
+   * Frees the model; safe at any moment. A native call already running keeps the model until it finishes (a
+   * generate, score or logits resolves; a step's later stages are refused), then the memory is freed. Calls queued
+   * behind it and calls made afterwards reject (or throw) GRPO_INVALID_ARGUMENT "This policy has been disposed".
+   */
   dispose(): void {
     if (this.handle) this.addon.modelDispose(this.handle);
     this.handle = undefined;
@@ -289,6 +299,20 @@ export class BuiltinPolicy implements Policy {
     this.queue = next.catch(() => undefined);
     return next;
   }
+}
+
+/**
+ * The typed arrays of `lists` copied as they are when a call is made, so that a queued call reads the inputs of its
+ * call, not what a later transfer or write left in them. Anything else passes through to the call's validation.
+ */
+function snapshot<T>(lists: T): T {
+  if (!Array.isArray(lists)) return lists;
+  return lists.map((list: unknown) => (ArrayBuffer.isView(list) && (list as Int32Array).length > 0 ? (list as Int32Array).slice() : list)) as T;
+}
+
+function snapshotBatch(batch: SequenceBatch): SequenceBatch {
+  if (batch === null || typeof batch !== 'object') return batch;
+  return { ...batch, prompts: snapshot(batch.prompts), completions: snapshot(batch.completions) };
 }
 
 function wrapNative<T>(call: () => T): T {

@@ -6,7 +6,11 @@ type I32 = Int32Array;
 type F64 = Float64Array;
 type Done = Promise<void> | undefined;
 
-/** Opaque handle of a native model (freed by the garbage collector or modelDispose). */
+/**
+ * Opaque handle of a native model, shared with the async calls in flight on it: the model is freed once the handle
+ * is collected or passed to modelDispose and the last such call has finished. While one runs, every other call on
+ * the handle but modelTensors throws (the model is busy).
+ */
 export type ModelHandle = { readonly __model: unique symbol };
 
 declare module '../native-types.js' {

@@ -33,15 +33,18 @@ Napi::Value group_advantages(const Napi::CallbackInfo& info) {
   expect_length(info.Env(), out, rewards.length, "advantages");
   if (ids.data) expect_length(info.Env(), ids, rewards.length, "groupIds");
   expect_length(info.Env(), stats, 5, "stats");
-  return dispatch(info, bool_arg(info, 7, "async"),
+  CallMemory memory(bool_arg(info, 7, "async"));
+  memory.inputs(rewards, ids);
+  memory.output(out, "advantages");
+  memory.output(stats, "stats");
+  return dispatch(info, std::move(memory),
                   [=] {
                     grpo_advantage_stats s{};
                     const grpo_status status = grpo_group_advantages(rewards.data, rewards.length, group_size, ids.data,
                                                                      num_groups, &options, out.data, &s);
                     write_stats(s, stats.data);
                     return status;
-                  },
-                  {info[0], info[2], info[5], info[6]});
+                  });
 }
 
 // (rewards, groups, candidates, ranks, options, advantages, stats[5], async)
@@ -55,15 +58,18 @@ Napi::Value rank_advantages(const Napi::CallbackInfo& info) {
   expect_length(info.Env(), rewards, groups * candidates * ranks, "rewards");
   expect_length(info.Env(), out, rewards.length, "advantages");
   expect_length(info.Env(), stats, 5, "stats");
-  return dispatch(info, bool_arg(info, 7, "async"),
+  CallMemory memory(bool_arg(info, 7, "async"));
+  memory.input(rewards);
+  memory.output(out, "advantages");
+  memory.output(stats, "stats");
+  return dispatch(info, std::move(memory),
                   [=] {
                     grpo_advantage_stats s{};
                     const grpo_status status =
                         grpo_rank_advantages(rewards.data, groups, candidates, ranks, &options, out.data, &s);
                     write_stats(s, stats.data);
                     return status;
-                  },
-                  {info[0], info[5], info[6]});
+                  });
 }
 
 // (itemAdvantages, segments, mask, eosPositions, cols, ranks, shaping[4], out, async)
@@ -83,12 +89,14 @@ Napi::Value scatter_item_advantages(const Napi::CallbackInfo& info) {
   expect_length(env, out, rows * cols, "out");
   const grpo_length_shaping shaping{packed.data[0] != 0.0, static_cast<float>(packed.data[1]),
                                     static_cast<float>(packed.data[2]), static_cast<float>(packed.data[3])};
-  return dispatch(info, bool_arg(info, 8, "async"),
+  CallMemory memory(bool_arg(info, 8, "async"));
+  memory.inputs(item_adv, segments, mask, eos);
+  memory.output(out, "out");
+  return dispatch(info, std::move(memory),
                   [=] {
                     return grpo_scatter_item_advantages(item_adv.data, segments.data, mask.data, eos.data, rows, cols,
                                                         ranks, &shaping, out.data);
-                  },
-                  {info[0], info[1], info[2], info[3], info[7]});
+                  });
 }
 
 // (advantages, mask, truncated|null, prefixEnd|null, cols, truncation, out, lossMask, async)
@@ -107,12 +115,15 @@ Napi::Value broadcast_advantages(const Napi::CallbackInfo& info) {
   if (prefix_end.data) expect_length(env, prefix_end, rows, "prefixEnd");
   expect_length(env, out, rows * cols, "out");
   expect_length(env, loss_mask, rows * cols, "lossMask");
-  return dispatch(info, bool_arg(info, 8, "async"),
+  CallMemory memory(bool_arg(info, 8, "async"));
+  memory.inputs(adv, mask, truncated, prefix_end);
+  memory.output(out, "out");
+  memory.output(loss_mask, "lossMask");
+  return dispatch(info, std::move(memory),
                   [=] {
                     return grpo_broadcast_advantages(adv.data, mask.data, truncated.data, prefix_end.data, rows, cols,
                                                      truncation, out.data, loss_mask.data);
-                  },
-                  {info[0], info[1], info[2], info[3], info[6], info[7]});
+                  });
 }
 
 }  // namespace

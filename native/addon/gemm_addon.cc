@@ -33,9 +33,11 @@ Napi::Value gemm_with(const Napi::CallbackInfo& info, SgemmFn sgemm) {
   expect_holds(env, A, ta ? K : M, ta ? M : K, lda, "A");
   expect_holds(env, B, tb ? N : K, tb ? K : N, ldb, "B");
   expect_holds(env, C, M, N, ldc, "C");
-  return dispatch(info, bool_arg(info, 13, "async"),
-                  [=] { return sgemm(ta, tb, M, N, K, alpha, A.data, lda, B.data, ldb, beta, C.data, ldc); },
-                  {info[6], info[8], info[11]});
+  CallMemory memory(bool_arg(info, 13, "async"));
+  memory.inputs(A, B);
+  memory.output(C, "C");
+  return dispatch(info, std::move(memory),
+                  [=] { return sgemm(ta, tb, M, N, K, alpha, A.data, lda, B.data, ldb, beta, C.data, ldc); });
 }
 
 Napi::Value gemm(const Napi::CallbackInfo& info) { return gemm_with(info, &grpo_sgemm); }

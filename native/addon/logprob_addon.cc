@@ -29,32 +29,37 @@ PlainArgs plain_args(const Napi::CallbackInfo& info) {
 // (..., logp, entropy|null, async)
 Napi::Value logprob_forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const PlainArgs a = plain_args(info);
+  PlainArgs a = plain_args(info);
   auto logp = view_arg<float>(info, 5, "logp");
   auto entropy = view_arg<float>(info, 6, "entropy", true);
   expect_length(env, logp, a.rows, "logp");
   if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
-  return dispatch(info, bool_arg(info, 7, "async"),
-                  [=] { return grpo_logprob_forward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, logp.data, entropy.data); },
-                  {info[0], info[1], info[5], info[6]});
+  CallMemory memory(bool_arg(info, 7, "async"));
+  memory.inputs(a.logits, a.targets);
+  memory.output(logp, "logp");
+  memory.output(entropy, "entropy");
+  return dispatch(info, std::move(memory),
+                  [=] { return grpo_logprob_forward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, logp.data, entropy.data); });
 }
 
 // (..., gradLogp, gradEntropy|null, gradLogits, async)
 Napi::Value logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const PlainArgs a = plain_args(info);
+  PlainArgs a = plain_args(info);
   auto grad_logp = view_arg<float>(info, 5, "gradLogp");
   auto grad_entropy = view_arg<float>(info, 6, "gradEntropy", true);
   auto grad_logits = view_arg<float>(info, 7, "gradLogits");
   expect_length(env, grad_logp, a.rows, "gradLogp");
   if (grad_entropy.data) expect_length(env, grad_entropy, a.rows, "gradEntropy");
   expect_length(env, grad_logits, a.rows * a.vocab, "gradLogits");
-  return dispatch(info, bool_arg(info, 8, "async"),
+  CallMemory memory(bool_arg(info, 8, "async"));
+  memory.inputs(a.logits, a.targets, grad_logp, grad_entropy);
+  memory.output(grad_logits, "gradLogits");
+  return dispatch(info, std::move(memory),
                   [=] {
                     return grpo_logprob_backward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, grad_logp.data,
                                                  grad_entropy.data, grad_logits.data);
-                  },
-                  {info[0], info[1], info[5], info[6], info[7]});
+                  });
 }
 
 // T: float (Float32Array hidden/weight) or uint16_t (Uint16Array of bfloat16 bits).
@@ -106,26 +111,30 @@ LinearArgs<T> linear_args(const Napi::CallbackInfo& info) {
 template <typename T>
 Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const LinearArgs<T> a = linear_args<T>(info);
+  LinearArgs<T> a = linear_args<T>(info);
   auto logp = view_arg<float>(info, 9, "logp");
   auto entropy = view_arg<float>(info, 10, "entropy", true);
   auto lse = view_arg<float>(info, 11, "lse", true);
   expect_length(env, logp, a.rows, "logp");
   if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
   if (lse.data) expect_length(env, lse, a.rows, "lse");
-  return dispatch(info, bool_arg(info, 12, "async"),
+  CallMemory memory(bool_arg(info, 12, "async"));
+  memory.inputs(a.hidden, a.weight, a.bias, a.targets);
+  memory.output(logp, "logp");
+  memory.output(entropy, "entropy");
+  memory.output(lse, "lse");
+  return dispatch(info, std::move(memory),
                   [=] {
                     return LinearAbi<T>::forward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
                                                  a.hidden_size, a.vocab, &a.options, logp.data, entropy.data, lse.data);
-                  },
-                  {info[0], info[1], info[2], info[3], info[9], info[10], info[11]});
+                  });
 }
 
 // (..., gradLogp, gradEntropy|null, gradHidden, gradWeight, gradBias|null, accumulate, async)
 template <typename T>
 Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const LinearArgs<T> a = linear_args<T>(info);
+  LinearArgs<T> a = linear_args<T>(info);
   auto grad_logp = view_arg<float>(info, 9, "gradLogp");
   auto grad_entropy = view_arg<float>(info, 10, "gradEntropy", true);
   auto grad_hidden = view_arg<float>(info, 11, "gradHidden");
@@ -137,13 +146,17 @@ Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   expect_length(env, grad_hidden, a.rows * a.hidden_size, "gradHidden");
   expect_length(env, grad_weight, a.vocab * a.hidden_size, "gradWeight");
   if (grad_bias.data) expect_length(env, grad_bias, a.vocab, "gradBias");
-  return dispatch(info, bool_arg(info, 15, "async"),
+  CallMemory memory(bool_arg(info, 15, "async"));
+  memory.inputs(a.hidden, a.weight, a.bias, a.targets, grad_logp, grad_entropy);
+  memory.output(grad_hidden, "gradHidden");
+  memory.output(grad_weight, "gradWeight");
+  memory.output(grad_bias, "gradBias");
+  return dispatch(info, std::move(memory),
                   [=] {
                     return LinearAbi<T>::backward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
                                                   a.hidden_size, a.vocab, &a.options, grad_logp.data, grad_entropy.data,
                                                   grad_hidden.data, grad_weight.data, grad_bias.data, accumulate);
-                  },
-                  {info[0], info[1], info[2], info[3], info[9], info[10], info[11], info[12], info[13]});
+                  });
 }
 
 }  // namespace

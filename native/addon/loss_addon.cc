@@ -54,7 +54,11 @@ Napi::Value policy_loss(const Napi::CallbackInfo& info) {
   if (segments.data) expect_length(env, segments, logp.length, "segments");
   expect_length(env, grad, logp.length, "gradLogp");
   const grpo_loss_options options = unpack(packed.data);
-  return dispatch(info, bool_arg(info, 11, "async"),
+  CallMemory memory(bool_arg(info, 11, "async"));
+  memory.inputs(logp, old_logp, ref_logp, advantages, mask, segments, entropy);
+  memory.output(grad, "gradLogp");
+  memory.output(stats, "stats");
+  return dispatch(info, std::move(memory),
                   [=] {
                     grpo_loss_stats s{};
                     const grpo_status status =
@@ -62,8 +66,7 @@ Napi::Value policy_loss(const Napi::CallbackInfo& info) {
                                          segments.data, entropy.data, rows, cols, &options, grad.data, &s);
                     write_stats(s, stats.data);
                     return status;
-                  },
-                  {info[0], info[1], info[2], info[3], info[4], info[5], info[6], info[9], info[10]});
+                  });
 }
 
 }  // namespace

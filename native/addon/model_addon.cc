@@ -1,5 +1,8 @@
-// Bindings of the built-in model (grpo/model.h). A model is a JS External owning a grpo_model*;
-// the garbage collector frees it, modelDispose frees it early. Heavy calls take `async`.
+// Bindings of the built-in model (grpo/model.h). A model is a JS External sharing a grpo_model* with the async
+// calls in flight on it; the model is destroyed when the External has been collected or disposed and the last
+// such call has finished, so modelDispose never frees memory a worker uses. A model runs one call at a time:
+// while an async call on it is in flight, every other call but modelTensors is refused. Heavy calls take `async`.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,20 +14,30 @@ namespace grpo::addon {
 
 namespace {
 
+using Model = std::shared_ptr<grpo_model>;
+
 struct Handle {
-  grpo_model* model = nullptr;
-  ~Handle() { grpo_model_destroy(model); }
+  Model model;  // empty once disposed
 };
 
 Napi::Value wrap(Napi::Env env, grpo_model* model) {
-  return Napi::External<Handle>::New(env, new Handle{model}, [](Napi::Env, Handle* h) { delete h; });
+  return Napi::External<Handle>::New(env, new Handle{Model(model, grpo_model_destroy)}, [](Napi::Env, Handle* h) { delete h; });
 }
 
-grpo_model* model_arg(const Napi::CallbackInfo& info) {
+Handle* handle_arg(const Napi::CallbackInfo& info) {
   if (!info[0].IsExternal()) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "model is not a model handle");
-  grpo_model* model = info[0].As<Napi::External<Handle>>().Data()->model;
-  if (!model) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "the model has been disposed");
-  return model;
+  Handle* h = info[0].As<Napi::External<Handle>>().Data();
+  if (!h->model) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "the model has been disposed");
+  return h;
+}
+
+// The model of info[0] for a call that reads or writes its state: refused while an async call on it is in
+// flight (each holds a reference, so the count is above one). Async calls keep the returned reference.
+Model model_arg(const Napi::CallbackInfo& info) {
+  Handle* h = handle_arg(info);
+  if (h->model.use_count() > 1)
+    throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "the model is busy with an async call: await it first");
+  return h->model;
 }
 
 void check(Napi::Env env, grpo_status status) {
@@ -55,30 +68,27 @@ Napi::Value create(const Napi::CallbackInfo& info) {
 
 // (model, seed, async)
 Napi::Value init(const Napi::CallbackInfo& info) {
-  grpo_model* model = model_arg(info);
+  Model model = model_arg(info);
   const uint64_t seed = static_cast<uint64_t>(int_arg(info, 1, "seed"));
-  return dispatch(info, bool_arg(info, 2, "async"), [=] { return grpo_model_init(model, seed); }, {info[0]});
+  return dispatch(info, CallMemory(bool_arg(info, 2, "async")), [=] { return grpo_model_init(model.get(), seed); });
 }
 
 Napi::Value clone(const Napi::CallbackInfo& info) {
   grpo_model* copy = nullptr;
-  check(info.Env(), grpo_model_clone(model_arg(info), &copy));
+  check(info.Env(), grpo_model_clone(model_arg(info).get(), &copy));
   return wrap(info.Env(), copy);
 }
 
+// Drops the External's share: the model is destroyed now, or when the async call in flight on it finishes.
 Napi::Value dispose(const Napi::CallbackInfo& info) {
-  if (info[0].IsExternal()) {
-    Handle* h = info[0].As<Napi::External<Handle>>().Data();
-    grpo_model_destroy(h->model);
-    h->model = nullptr;
-  }
+  if (info[0].IsExternal()) info[0].As<Napi::External<Handle>>().Data()->model.reset();
   return info.Env().Undefined();
 }
 
 // → [{ name, shape }] in layout order
 Napi::Value tensors(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  grpo_model* model = model_arg(info);
+  grpo_model* model = handle_arg(info)->model.get();  // the layout never changes: readable while busy
   const int64_t n = grpo_model_num_tensors(model);
   Napi::Array list = Napi::Array::New(env, static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
@@ -97,20 +107,20 @@ Napi::Value tensors(const Napi::CallbackInfo& info) {
 
 Napi::Value get_tensor(const Napi::CallbackInfo& info) {
   auto out = view_arg<float>(info, 2, "out");
-  check(info.Env(), grpo_model_get_tensor(model_arg(info), info[1].ToString().Utf8Value().c_str(), out.data, out.length));
+  check(info.Env(), grpo_model_get_tensor(model_arg(info).get(), info[1].ToString().Utf8Value().c_str(), out.data, out.length));
   return info.Env().Undefined();
 }
 
 Napi::Value set_tensor(const Napi::CallbackInfo& info) {
   auto values = view_arg<float>(info, 2, "values");
-  check(info.Env(), grpo_model_set_tensor(model_arg(info), info[1].ToString().Utf8Value().c_str(), values.data, values.length));
+  check(info.Env(), grpo_model_set_tensor(model_arg(info).get(), info[1].ToString().Utf8Value().c_str(), values.data, values.length));
   return info.Env().Undefined();
 }
 
 // (model, tokens, offsets, targets, temperature, ignoreIndex, train, logp, entropy|null, async)
 Napi::Value score(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  grpo_model* model = model_arg(info);
+  Model model = model_arg(info);
   auto tokens = view_arg<int32_t>(info, 1, "tokens");
   auto offsets = offsets_arg(info, 2, "offsets");
   auto targets = view_arg<int32_t>(info, 3, "targets");
@@ -122,68 +132,74 @@ Napi::Value score(const Napi::CallbackInfo& info) {
   expect_length(env, targets, tokens.length, "targets");
   expect_length(env, logp, tokens.length, "logp");
   if (entropy.data) expect_length(env, entropy, tokens.length, "entropy");
-  return dispatch(info, bool_arg(info, 9, "async"),
+  CallMemory memory(bool_arg(info, 9, "async"));
+  memory.inputs(tokens, targets);
+  memory.output(logp, "logp");
+  memory.output(entropy, "entropy");
+  return dispatch(info, std::move(memory),
                   [=] {
-                    return grpo_model_score(model, tokens.data, offsets.data(), static_cast<int64_t>(offsets.size()) - 1,
+                    return grpo_model_score(model.get(), tokens.data, offsets.data(), static_cast<int64_t>(offsets.size()) - 1,
                                             targets.data, &o, train, logp.data, entropy.data);
-                  },
-                  {info[0], info[1], info[3], info[7], info[8]});
+                  });
 }
 
 // (model, tokens, offsets, logits, async)
 Napi::Value logits(const Napi::CallbackInfo& info) {
-  grpo_model* model = model_arg(info);
+  Model model = model_arg(info);
   auto tokens = view_arg<int32_t>(info, 1, "tokens");
   auto offsets = offsets_arg(info, 2, "offsets");
   auto out = view_arg<float>(info, 3, "logits");
   check_offsets(info.Env(), offsets, tokens.length);
-  return dispatch(info, bool_arg(info, 4, "async"),
-                  [=] {
-                    return grpo_model_logits(model, tokens.data, offsets.data(), static_cast<int64_t>(offsets.size()) - 1, out.data);
-                  },
-                  {info[0], info[1], info[3]});
+  CallMemory memory(bool_arg(info, 4, "async"));
+  memory.input(tokens);
+  memory.output(out, "logits");
+  return dispatch(info, std::move(memory), [=] {
+    return grpo_model_logits(model.get(), tokens.data, offsets.data(), static_cast<int64_t>(offsets.size()) - 1, out.data);
+  });
 }
 
 // (model, gradLogp, gradEntropy|null, async)
 Napi::Value backward(const Napi::CallbackInfo& info) {
-  grpo_model* model = model_arg(info);
+  Model model = model_arg(info);
   auto grad_logp = view_arg<float>(info, 1, "gradLogp");
   auto grad_entropy = view_arg<float>(info, 2, "gradEntropy", true);
-  return dispatch(info, bool_arg(info, 3, "async"),
-                  [=] { return grpo_model_backward(model, grad_logp.data, grad_entropy.data); }, {info[0], info[1], info[2]});
+  CallMemory memory(bool_arg(info, 3, "async"));
+  memory.inputs(grad_logp, grad_entropy);
+  return dispatch(info, std::move(memory), [=] { return grpo_model_backward(model.get(), grad_logp.data, grad_entropy.data); });
 }
 
 Napi::Value set_bf16(const Napi::CallbackInfo& info) {
-  check(info.Env(), grpo_model_set_bf16_matmuls(model_arg(info), bool_arg(info, 1, "enabled") ? 1 : 0));
+  check(info.Env(), grpo_model_set_bf16_matmuls(model_arg(info).get(), bool_arg(info, 1, "enabled") ? 1 : 0));
   return info.Env().Undefined();
 }
 
 Napi::Value zero_grad(const Napi::CallbackInfo& info) {
-  check(info.Env(), grpo_model_zero_grad(model_arg(info)));
+  check(info.Env(), grpo_model_zero_grad(model_arg(info).get()));
   return info.Env().Undefined();
 }
 
 // (model, lr, beta1, beta2, eps, weightDecay, maxGradNorm, gradNorm Float32Array[1], async)
 Napi::Value adamw(const Napi::CallbackInfo& info) {
-  grpo_model* model = model_arg(info);
+  Model model = model_arg(info);
   const auto f = [&](size_t i, const char* name) { return static_cast<float>(number_arg(info, i, name)); };
   grpo_adamw_options o{f(1, "lr"), f(2, "beta1"), f(3, "beta2"), f(4, "eps"), f(5, "weightDecay"), f(6, "maxGradNorm")};
   auto norm = view_arg<float>(info, 7, "gradNorm");
   expect_length(info.Env(), norm, 1, "gradNorm");
-  return dispatch(info, bool_arg(info, 8, "async"), [=] { return grpo_model_adamw_step(model, &o, norm.data); },
-                  {info[0], info[7]});
+  CallMemory memory(bool_arg(info, 8, "async"));
+  memory.output(norm, "gradNorm");
+  return dispatch(info, std::move(memory), [=] { return grpo_model_adamw_step(model.get(), &o, norm.data); });
 }
 
 struct Moments {
-  grpo_model* model;
+  Model model;
   View<float> m, v;  // [num_parameters] each
 };
 
 // (model, m, v, ...)
 Moments moments_args(const Napi::CallbackInfo& info) {
   Moments a{model_arg(info), view_arg<float>(info, 1, "m"), view_arg<float>(info, 2, "v")};
-  expect_length(info.Env(), a.m, grpo_model_num_parameters(a.model), "m");
-  expect_length(info.Env(), a.v, grpo_model_num_parameters(a.model), "v");
+  expect_length(info.Env(), a.m, grpo_model_num_parameters(a.model.get()), "m");
+  expect_length(info.Env(), a.v, grpo_model_num_parameters(a.model.get()), "v");
   return a;
 }
 
@@ -191,14 +207,14 @@ Moments moments_args(const Napi::CallbackInfo& info) {
 Napi::Value get_optimizer(const Napi::CallbackInfo& info) {
   const Moments a = moments_args(info);
   int64_t step = 0;
-  check(info.Env(), grpo_model_get_optimizer(a.model, a.m.data, a.v.data, &step));
+  check(info.Env(), grpo_model_get_optimizer(a.model.get(), a.m.data, a.v.data, &step));
   return Napi::Number::New(info.Env(), static_cast<double>(step));
 }
 
 // (model, m, v, step)
 Napi::Value set_optimizer(const Napi::CallbackInfo& info) {
   const Moments a = moments_args(info);
-  check(info.Env(), grpo_model_set_optimizer(a.model, a.m.data, a.v.data, int_arg(info, 3, "step")));
+  check(info.Env(), grpo_model_set_optimizer(a.model.get(), a.m.data, a.v.data, int_arg(info, 3, "step")));
   return info.Env().Undefined();
 }
 
@@ -212,24 +228,24 @@ int64_t vocab_of(grpo_model* model) {
 
 // Sampler parameters, positional: (temperature, topK, topP, minP, repetitionPenalty, presencePenalty,
 // frequencyPenalty, allow) as typed arrays [rows] (allow [rows, ceil(vocab / 32)]) or null, then seedLo, seedHi.
-grpo_sampling_params sampling_args(const Napi::CallbackInfo& info, size_t first, int64_t rows) {
+// The arrays are copied in an async call.
+grpo_sampling_params sampling_args(const Napi::CallbackInfo& info, size_t first, int64_t rows, int64_t vocab, CallMemory& memory) {
   Napi::Env env = info.Env();
   grpo_sampling_params p{};
-  const auto row_floats = [&](size_t i, const char* name) {
-    auto v = view_arg<float>(info, first + i, name, true);
-    if (v.data) expect_length(env, v, rows, name);
-    return v.data;
+  const auto rows_of = [&](auto view, int64_t expected, const char* name) {
+    if (view.data) expect_length(env, view, expected, name);
+    memory.input(view);
+    return view.data;
   };
+  const auto row_floats = [&](size_t i, const char* name) { return rows_of(view_arg<float>(info, first + i, name, true), rows, name); };
   p.temperature = row_floats(0, "temperature");
-  auto top_k = view_arg<int32_t>(info, first + 1, "topK", true);
-  if (top_k.data) expect_length(env, top_k, rows, "topK");
-  p.top_k = top_k.data;
+  p.top_k = rows_of(view_arg<int32_t>(info, first + 1, "topK", true), rows, "topK");
   p.top_p = row_floats(2, "topP");
   p.min_p = row_floats(3, "minP");
   p.repetition_penalty = row_floats(4, "repetitionPenalty");
   p.presence_penalty = row_floats(5, "presencePenalty");
   p.frequency_penalty = row_floats(6, "frequencyPenalty");
-  p.allow_bits = view_arg<uint32_t>(info, first + 7, "allow", true).data;
+  p.allow_bits = rows_of(view_arg<uint32_t>(info, first + 7, "allow", true), rows * ((vocab + 31) / 32), "allow");
   p.seed = static_cast<uint64_t>(int_arg(info, first + 9, "seedHi")) << 32 | static_cast<uint64_t>(int_arg(info, first + 8, "seedLo"));
   return p;
 }
@@ -238,7 +254,7 @@ grpo_sampling_params sampling_args(const Napi::CallbackInfo& info, size_t first,
 //  ...sampling (10 arguments, see sampling_args), async)
 Napi::Value generate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  grpo_model* model = model_arg(info);
+  Model model = model_arg(info);
   auto prompts = view_arg<int32_t>(info, 1, "prompts");
   auto offsets = offsets_arg(info, 2, "offsets");
   check_offsets(env, offsets, prompts.length);
@@ -248,24 +264,26 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
   auto logp = view_arg<float>(info, 6, "outLogp");
   auto lengths = view_arg<double>(info, 7, "outLengths");
   auto truncated = view_arg<uint8_t>(info, 8, "truncated");
-  const grpo_sampling_params sampling = sampling_args(info, 9, nseq);
-  if (sampling.allow_bits) expect_length(env, view_arg<uint32_t>(info, 16, "allow"), nseq * ((vocab_of(model) + 31) / 32), "allow");
+  CallMemory memory(bool_arg(info, 19, "async"));
+  const grpo_sampling_params sampling = sampling_args(info, 9, nseq, vocab_of(model.get()), memory);
   expect_length(env, tokens, nseq * max_new, "outTokens");
   expect_length(env, logp, nseq * max_new, "outLogp");
   expect_length(env, lengths, nseq, "outLengths");
   expect_length(env, truncated, nseq, "truncated");
-  std::vector<Napi::Value> keep{info[0], info[1], info[4], info[5], info[6], info[7], info[8]};
-  for (size_t i = 9; i < 17; ++i) keep.push_back(info[i]);
-  return dispatch(info, bool_arg(info, 19, "async"),
+  memory.inputs(prompts, stop);
+  memory.output(tokens, "outTokens");
+  memory.output(logp, "outLogp");
+  memory.output(lengths, "outLengths");
+  memory.output(truncated, "truncated");
+  return dispatch(info, std::move(memory),
                   [=] {
                     grpo_generate_options o{max_new, &sampling, stop.data, stop.length};
                     std::vector<int64_t> n(static_cast<size_t>(nseq));
-                    grpo_status s = grpo_model_generate(model, prompts.data, offsets.data(), nseq, &o, tokens.data, logp.data,
+                    grpo_status s = grpo_model_generate(model.get(), prompts.data, offsets.data(), nseq, &o, tokens.data, logp.data,
                                                         n.data(), truncated.data);
                     for (int64_t i = 0; i < nseq; ++i) lengths.data[i] = static_cast<double>(n[i]);
                     return s;
-                  },
-                  keep);
+                  });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -23,7 +24,16 @@ template <typename T>
 struct View {
   T* data = nullptr;
   int64_t length = 0;
+  Napi::Value array;    // the JS typed array (empty for an absent optional argument)
+  bool shared = false;  // on a SharedArrayBuffer, which can be neither detached nor shrunk
 };
+
+// A view of `array` (a typed array of element type T).
+template <typename T>
+View<T> view_of(Napi::TypedArrayOf<T> array) {
+  Napi::Value buffer = array.ArrayBuffer();
+  return {array.Data(), static_cast<int64_t>(array.ElementLength()), array, !buffer.IsArrayBuffer()};
+}
 
 template <typename T>
 constexpr napi_typedarray_type typed_array_type() {
@@ -47,8 +57,7 @@ View<T> view_arg(const Napi::CallbackInfo& info, size_t index, const char* name,
   if (optional && (value.IsNull() || value.IsUndefined())) return {};
   if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != typed_array_type<T>())
     throw_status(env, GRPO_ERR_INVALID_ARGUMENT, std::string(name) + " is not a typed array of the expected element type");
-  auto array = value.As<Napi::TypedArrayOf<T>>();
-  return {array.Data(), static_cast<int64_t>(array.ElementLength())};
+  return view_of(value.As<Napi::TypedArrayOf<T>>());
 }
 
 int64_t int_arg(const Napi::CallbackInfo& info, size_t index, const char* name);
@@ -63,10 +72,87 @@ void expect_length(Napi::Env env, const View<T>& view, int64_t expected, const c
                  std::string(name) + " has " + std::to_string(view.length) + " elements, expected " + std::to_string(expected));
 }
 
-// Runs `kernel` now (sync) or on the libuv pool (async, returns a Promise).
-// `keep_alive` holds the JS arrays the kernel reads and writes until it has finished.
+// Status of an output array detached while its async call ran (an addon status past the C ABI's;
+// lib/errors.ts maps it to GRPO_DETACHED_BUFFER).
+constexpr int kStatusDetached = 9;
+
+// The memory one kernel call reads and writes (docs/policy.md, "Async calls and memory").
+// Sync: the kernel works on the caller's typed arrays in place (zero copy).
+// Async: the worker never touches memory a JS ArrayBuffer owns, because a transfer (postMessage, structuredClone)
+// detaches an ArrayBuffer and may free its memory even while a reference to the array is held. Inputs are copied
+// into buffers the call owns when it is made; outputs are staged in owned buffers (starting as copies of the
+// arrays, so what the kernel leaves unwritten reads as in a sync call) and copied into the arrays on the main
+// thread once the kernel has finished. Arrays on a SharedArrayBuffer (never detached, never shrunk, alive while
+// referenced) are read and written in place, under a reference held until the call settles.
+class CallMemory {
+ public:
+  explicit CallMemory(bool async) : async_(async) {}
+
+  // In an async call, points `view` at a copy of its array that the call owns.
+  template <typename T>
+  void input(View<T>& view) {
+    if (!async_ || !view.data) return;
+    if (view.shared)
+      hold(view.array);
+    else
+      view.data = static_cast<T*>(own(view.array.Env(), view.data, bytes_of(view)));
+  }
+
+  template <typename... Views>
+  void inputs(Views&... views) {
+    (input(views), ...);
+  }
+
+  // In an async call, points `view` at a staging copy that is written to its array (named `name` in errors) when
+  // the kernel has finished. An output given as one of the inputs (in place, e.g. `out: logits`) shares that
+  // input's copy, so the kernel sees the aliasing a sync call sees.
+  template <typename T>
+  void output(View<T>& view, const char* name) {
+    if (!async_ || !view.data) return;
+    if (view.shared)
+      hold(view.array);
+    else
+      view.data = static_cast<T*>(stage(view.data, bytes_of(view), view.array, name));
+  }
+
+  bool async() const { return async_; }
+
+  // Main thread, after the kernel: copies the staged outputs into their arrays. Returns false and names the
+  // array in `message` when one was detached or resized meanwhile.
+  bool deliver(std::string& message);
+
+ private:
+  struct Staged {
+    Napi::Reference<Napi::Value> array;
+    void* data;
+    size_t bytes;
+    std::string name;
+  };
+
+  template <typename T>
+  static size_t bytes_of(const View<T>& view) {
+    return static_cast<size_t>(view.length) * sizeof(T);
+  }
+
+  struct Owned {
+    const void* source;  // the JS memory it copies (compared, never read after the call is made)
+    size_t bytes;
+    std::unique_ptr<unsigned char, void (*)(void*)> copy;
+  };
+
+  void* own(Napi::Env env, const void* source, size_t bytes);
+  void* stage(const void* source, size_t bytes, Napi::Value array, const char* name);
+  void hold(Napi::Value array) { held_.push_back(Napi::Persistent(array)); }
+
+  bool async_;
+  std::vector<Owned> owned_;
+  std::vector<Staged> staged_;
+  std::vector<Napi::Reference<Napi::Value>> held_;  // shared arrays used in place
+};
+
+// Runs `kernel` now (sync) or on the libuv pool (async, returns a Promise resolved once the staged outputs are
+// in their arrays). The kernel must reach memory only through pointers `memory` handed out, or memory it owns.
 // The kernel returns a grpo_status; on failure grpo_last_error() of its thread is reported.
-Napi::Value dispatch(const Napi::CallbackInfo& info, bool async, std::function<grpo_status()> kernel,
-                     std::vector<Napi::Value> keep_alive);
+Napi::Value dispatch(const Napi::CallbackInfo& info, CallMemory memory, std::function<grpo_status()> kernel);
 
 }  // namespace grpo::addon

@@ -10,17 +10,18 @@ namespace grpo::addon {
 
 namespace {
 
-// The typed array in params[name], or NULL for null/undefined; its length must be `expected`.
+// The typed array in params[name] (copied in an async call), or NULL for null/undefined; its length must be `expected`.
 template <typename T>
-const T* param_array(Napi::Object params, const char* name, int64_t expected) {
+const T* param_array(Napi::Object params, const char* name, int64_t expected, CallMemory& memory) {
   Napi::Env env = params.Env();
   Napi::Value value = params.Get(name);
   if (value.IsNull() || value.IsUndefined()) return nullptr;
   if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != typed_array_type<T>())
     throw_status(env, GRPO_ERR_INVALID_ARGUMENT, std::string("params.") + name + " is not a typed array of the expected element type");
-  auto array = value.As<Napi::TypedArrayOf<T>>();
-  if (expected >= 0) expect_length(env, View<T>{array.Data(), static_cast<int64_t>(array.ElementLength())}, expected, name);
-  return array.Data();
+  View<T> view = view_of(value.As<Napi::TypedArrayOf<T>>());
+  if (expected >= 0) expect_length(env, view, expected, name);
+  memory.input(view);
+  return view.data;
 }
 
 uint64_t param_u64(Napi::Object params, const char* lo, const char* hi) {
@@ -32,18 +33,18 @@ uint64_t param_u64(Napi::Object params, const char* lo, const char* hi) {
   return word(hi) << 32 | word(lo);
 }
 
-grpo_sampling_params read_params(Napi::Object o, int64_t rows, int64_t vocab) {
+grpo_sampling_params read_params(Napi::Object o, int64_t rows, int64_t vocab, CallMemory& memory) {
   grpo_sampling_params p{};
-  p.temperature = param_array<float>(o, "temperature", rows);
-  p.top_k = param_array<int32_t>(o, "topK", rows);
-  p.top_p = param_array<float>(o, "topP", rows);
-  p.min_p = param_array<float>(o, "minP", rows);
-  p.repetition_penalty = param_array<float>(o, "repetitionPenalty", rows);
-  p.presence_penalty = param_array<float>(o, "presencePenalty", rows);
-  p.frequency_penalty = param_array<float>(o, "frequencyPenalty", rows);
-  p.allow_bits = param_array<uint32_t>(o, "allow", rows * ((vocab + 31) / 32));
-  p.history_offsets = param_array<int32_t>(o, "historyOffsets", rows + 1);
-  p.history = param_array<int32_t>(o, "history", p.history_offsets ? p.history_offsets[rows] : -1);
+  p.temperature = param_array<float>(o, "temperature", rows, memory);
+  p.top_k = param_array<int32_t>(o, "topK", rows, memory);
+  p.top_p = param_array<float>(o, "topP", rows, memory);
+  p.min_p = param_array<float>(o, "minP", rows, memory);
+  p.repetition_penalty = param_array<float>(o, "repetitionPenalty", rows, memory);
+  p.presence_penalty = param_array<float>(o, "presencePenalty", rows, memory);
+  p.frequency_penalty = param_array<float>(o, "frequencyPenalty", rows, memory);
+  p.allow_bits = param_array<uint32_t>(o, "allow", rows * ((vocab + 31) / 32), memory);
+  p.history_offsets = param_array<int32_t>(o, "historyOffsets", rows + 1, memory);
+  p.history = param_array<int32_t>(o, "history", p.history_offsets ? p.history_offsets[rows] : -1, memory);
   p.seed = param_u64(o, "seedLo", "seedHi");
   p.step = param_u64(o, "stepLo", "stepHi");
   return p;
@@ -55,8 +56,8 @@ struct Call {
   grpo_sampling_params params;
 };
 
-// (logits, vocab, params, ...): rows = logits.length / vocab.
-Call read_call(const Napi::CallbackInfo& info) {
+// (logits, vocab, params, ...): rows = logits.length / vocab; the arrays are copied in an async call.
+Call read_call(const Napi::CallbackInfo& info, CallMemory& memory) {
   Call c;
   c.logits = view_arg<float>(info, 0, "logits");
   c.vocab = int_arg(info, 1, "vocab");
@@ -64,34 +65,39 @@ Call read_call(const Napi::CallbackInfo& info) {
     throw_status(info.Env(), GRPO_ERR_SHAPE, "logits length is not a multiple of vocab");
   c.rows = c.logits.length / c.vocab;
   if (!info[2].IsObject()) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "params must be an object");
-  c.params = read_params(info[2].As<Napi::Object>(), c.rows, c.vocab);
+  c.params = read_params(info[2].As<Napi::Object>(), c.rows, c.vocab, memory);
+  memory.input(c.logits);
   return c;
 }
 
 // (logits, vocab, params, tokens, logp|null, logpRaw|null, async)
 Napi::Value sample(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const Call c = read_call(info);
+  CallMemory memory(bool_arg(info, 6, "async"));
+  const Call c = read_call(info, memory);
   auto tokens = view_arg<int32_t>(info, 3, "tokens");
   auto logp = view_arg<float>(info, 4, "logp", true);
   auto logp_raw = view_arg<float>(info, 5, "logpRaw", true);
   expect_length(env, tokens, c.rows, "tokens");
   if (logp.data) expect_length(env, logp, c.rows, "logp");
   if (logp_raw.data) expect_length(env, logp_raw, c.rows, "logpRaw");
-  return dispatch(info, bool_arg(info, 6, "async"),
-                  [=] { return grpo_sample(c.logits.data, c.rows, c.vocab, &c.params, tokens.data, logp.data, logp_raw.data); },
-                  {info[0], info[2], info[3], info[4], info[5]});
+  memory.output(tokens, "tokens");
+  memory.output(logp, "logp");
+  memory.output(logp_raw, "logpRaw");
+  return dispatch(info, std::move(memory),
+                  [=] { return grpo_sample(c.logits.data, c.rows, c.vocab, &c.params, tokens.data, logp.data, logp_raw.data); });
 }
 
 // (logits, vocab, params, probs, async)
 Napi::Value sampling_probs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const Call c = read_call(info);
+  CallMemory memory(bool_arg(info, 4, "async"));
+  const Call c = read_call(info, memory);
   auto probs = view_arg<float>(info, 3, "probs");
   expect_length(env, probs, c.rows * c.vocab, "probs");
-  return dispatch(info, bool_arg(info, 4, "async"),
-                  [=] { return grpo_sampling_probs(c.logits.data, c.rows, c.vocab, &c.params, probs.data); },
-                  {info[0], info[2], info[3]});
+  memory.output(probs, "probs");
+  return dispatch(info, std::move(memory),
+                  [=] { return grpo_sampling_probs(c.logits.data, c.rows, c.vocab, &c.params, probs.data); });
 }
 
 }  // namespace
