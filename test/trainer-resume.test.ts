@@ -193,6 +193,17 @@ describe.each(['remark', 'rank-grpo'] as const)('resume (%s)', (recipe) => {
     });
   }
 
+  it('a KL stop cannot be added on resume to a run that began without a reference', async () => {
+    const runDir = join(root, 'no-reference');
+    const stop = { requested: false };
+    const onEvent = (e: TrainerEvent) => void (e.type === 'step' && e.record.step === 2 && (stop.requested = true));
+    await train({ config: { ...c, loss: { ...c.loss, beta: 0 } }, policy: await initial(), runDir, loadPolicy, onEvent, stop });
+    expect(existsSync(join(runDir, 'reference'))).toBe(false);
+    await expect(resume(runDir, { loadPolicy, overrides: { validation: { klThreshold: 0.5 } } })).rejects.toMatchObject({
+      code: 'GRPO_INVALID_ARGUMENT', message: expect.stringContaining('has no frozen reference'),
+    });
+  });
+
   it('the comparison is sensitive: another generation seed gives other metrics', async () => {
     const other = { ...c, seed: 8 };
     await train({ config: other, policy: await initial(), runDir: join(root, 'seed8'), loadPolicy, skipTest: true });

@@ -2,6 +2,7 @@
 // state, the step counter, the sampler position and RNG counter, the validation and stopping state.
 // Rows logged after that checkpoint are dropped so the log reads like an uninterrupted run. A run that
 // stopped before its test evaluation and report were written gets them on resume.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
 import { mergeConfig, TRAINER_DEFAULTS, type ConfigInput, type TrainerConfig } from './config.js';
@@ -102,6 +103,19 @@ async function reopen(dir: RunDir, config: TrainerConfig, state: TrainerState, s
 }
 
 /**
+ * The frozen reference saved when the run began. A run that began with β = 0 and no KL stop saved none, and the
+ * policy it started from is gone, so a KL stop cannot be added to it on resume.
+ */
+async function savedReference(runDir: string, loadPolicy: PolicyLoader) {
+  const dir = join(runDir, 'reference');
+  if (!existsSync(dir)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `${runDir} has no frozen reference (${dir}): it began with loss.beta = 0 and no KL stop, ` +
+      'so validation.klThreshold cannot be set on resume; start a new run with it');
+  }
+  return loadPolicy(dir);
+}
+
+/**
  * Continues the run in `runDir` from its latest checkpoint, or writes the test evaluation and report a
  * stopped run had left. Metrics after resuming equal those of an uninterrupted run with the same config
  * (timings aside).
@@ -117,10 +131,10 @@ export async function resume(runDir: string, options: ResumeOptions): Promise<Tr
   await reopen(dir, config, state, options.skipTest ?? false);
   await dir.truncateAfter('metrics', state.step);
   await dir.truncateAfter('validation', state.step);
+  const reference = needsReference(config) ? await savedReference(runDir, options.loadPolicy) : undefined;
   const policy = await options.loadPolicy(latest.policyDir);
   return runLoop({
-    config, policy, dir, state, loadPolicy: options.loadPolicy,
-    reference: needsReference(config) ? await options.loadPolicy(join(runDir, 'reference')) : undefined,
+    config, policy, dir, state, loadPolicy: options.loadPolicy, reference,
     task: options.task ?? createTask(config, tokenizerOf(policy)),
     lossOptions: config.loss,
     onEvent: options.onEvent ?? (() => undefined),
