@@ -162,6 +162,39 @@ async function policyUpdate(
   return { loss: loss.loss, lossStats: loss.stats, gradNorm: step.gradNorm, learningRate: step.learningRate };
 }
 
+/** What one step produced, for its metrics row. */
+interface StepOutcome {
+  rollout: Rollout;
+  rewards: ReturnType<Task['rewards']>;
+  advantages: ReturnType<Task['advantages']>;
+  update: Awaited<ReturnType<typeof policyUpdate>>;
+  time: PhaseTimes;
+}
+
+/** The metrics row of step `step` (0-based) from what it produced. */
+function stepRecord(ctx: StepContext, step: number, outcome: StepOutcome, elapsedBefore: number, tokensBefore: number): StepRecord {
+  const { rollout, rewards, advantages, update, time } = outcome;
+  const lengths = rollout.completions.map((c) => c.length);
+  const shape = rolloutShape(rollout, lengths);
+  const trl = trlStepMetrics({
+    rewards: rewards.trl ?? {}, lossStats: update.lossStats, lengths, truncated: rollout.truncated, loss: update.loss, gradNorm: update.gradNorm,
+    learningRate: update.learningRate, numTokens: tokensBefore + shape.tokens.prompt + shape.tokens.completion,
+  });
+  return {
+    step: step + 1,
+    epoch: ctx.task.epochOf(step),
+    device: policyDevice(ctx.policy),
+    stats: { ...rewards.stats, ...advantages.stats },
+    gradNorm: update.gradNorm,
+    learningRate: update.learningRate,
+    lossStats: update.lossStats,
+    ...shape,
+    time,
+    elapsed: elapsedBefore + time.total,
+    ...trl, // `loss` among them: one field, the same value under both names
+  };
+}
+
 /**
  * Runs training step `step` (0-based) and returns its metrics; `elapsedBefore` and `tokensBefore` are the run's
  * training time and prompt + completion tokens so far.
@@ -173,36 +206,18 @@ export async function trainStep(ctx: StepContext, step: number, elapsedBefore: n
   }
   const clock = new Stopwatch();
   const time: PhaseTimes = { generate: 0, reward: 0, advantage: 0, score: 0, forward: 0, loss: 0, backward: 0, optimizer: 0, total: 0 };
-  const prompts = task.prompts(step);
-  const rollout = await generateRollout(policy, prompts.texts, config.candidates, config.generation, mixSeed(config.seed, step) >>> 0);
+  const prompts = task.prompts(step); // 1. sample prompts
+  const rollout = await generateRollout(policy, prompts.texts, config.candidates, config.generation, mixSeed(config.seed, step) >>> 0); // 2. generate
   time.generate = clock.lap();
-  const rewards = task.rewards(prompts, rollout);
+  const rewards = task.rewards(prompts, rollout); // 3. rewards, with the token spans they fall on
   time.reward = clock.lap();
-  const advantages = task.advantages(rewards.rewards, rollout);
+  const advantages = task.advantages(rewards.rewards, rollout); // 4. advantages on tokens
   time.advantage = clock.lap();
   const batch: SequenceBatch = { prompts: rollout.promptIds, completions: rollout.completions };
-  const stored = await storedScores(ctx, batch, rollout);
+  const stored = await storedScores(ctx, batch, rollout); // 5. old and reference log-probs
   time.score = clock.lap();
   let update = { loss: NaN, lossStats: {} as PolicyLossStats, gradNorm: NaN, learningRate: config.learningRate };
-  for (let u = 0; u < config.policyUpdates; u++) update = await policyUpdate(ctx, batch, rollout, advantages.signal, stored, time, clock);
+  for (let u = 0; u < config.policyUpdates; u++) update = await policyUpdate(ctx, batch, rollout, advantages.signal, stored, time, clock); // 6, 7
   time.total = Object.values(time).reduce((a, b) => a + b, 0);
-  const lengths = rollout.completions.map((c) => c.length);
-  const shape = rolloutShape(rollout, lengths);
-  const trl = trlStepMetrics({
-    rewards: rewards.trl ?? {}, lossStats: update.lossStats, lengths, truncated: rollout.truncated, loss: update.loss, gradNorm: update.gradNorm,
-    learningRate: update.learningRate, numTokens: tokensBefore + shape.tokens.prompt + shape.tokens.completion,
-  });
-  return {
-    step: step + 1,
-    epoch: task.epochOf(step),
-    device: policyDevice(policy),
-    stats: { ...rewards.stats, ...advantages.stats },
-    gradNorm: update.gradNorm,
-    learningRate: update.learningRate,
-    lossStats: update.lossStats,
-    ...shape,
-    time,
-    elapsed: elapsedBefore + time.total,
-    ...trl, // `loss` among them: one field, the same value under both names
-  };
+  return stepRecord(ctx, step, { rollout, rewards, advantages, update, time }, elapsedBefore, tokensBefore);
 }
