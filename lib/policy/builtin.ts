@@ -276,7 +276,8 @@ export class BuiltinPolicy implements Policy {
 
   /**
    * Frees the model; safe at any moment. A native call already running keeps the model until it finishes (a
-   * generate, score or logits resolves; a step's later stages are refused), then the memory is freed. Calls queued
+   * generate, score, forward or logits resolves; a backward or optimizer step after it is refused, a step's later
+   * stages among them), then the memory is freed. Calls queued
    * behind it and calls made afterwards reject (or throw) GRPO_INVALID_ARGUMENT "This policy has been disposed".
    */
   dispose(): void {
