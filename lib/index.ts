@@ -18,6 +18,7 @@ export {
   type LinearLogprobGradients,
 } from './kernels/logprob.js';
 export { matmul, matmulSync, matmulBf16Native, type MatmulOptions, type MatmulShape } from './kernels/gemm.js';
+export * from './text/index.js';
 export * from './rewards/index.js';
 export { upstreamYear } from './rewards/items-rankgrpo.js';
 export {
@@ -42,7 +43,6 @@ export {
   type InformativeGroups,
   type PackableProblem,
 } from './rewards/ccr.js';
-export { closingBrace, findBoxed, lastBoxed, type BoxedMatch } from './rewards/boxed.js';
 export { verifyAnswer, resolveVerifyOptions, normalizeAnswer, VERIFY_DEFAULTS, type VerifyOptions, type Verdict as VerifyVerdict } from './rewards/verify/index.js';
 export { parseGsm8k, parseMathDataset, loadGsm8k, loadMathDataset, gsm8kFinalAnswer, packGroups, PACK_GROUPS_DEFAULTS, type MathProblem, type PackGroupsOptions } from './data/math.js';
 export { generateArithmetic, ARITHMETIC_DEFAULTS, type ArithmeticOptions, type ArithmeticProblem } from './data/arithmetic.js';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Catalog, renderItems } from '../lib/rewards/index.js';
+import { renderItems } from '../lib/rewards/index.js';
+import { Catalog } from '../lib/text/index.js';
 import { evaluateRecommendations, rankMetrics, type RecEvalRequest } from '../lib/eval/metrics.js';
 import { popularityIndex } from '../lib/eval/popularity.js';
 import { GrpoError } from '../lib/errors.js';

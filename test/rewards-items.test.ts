@@ -1,11 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Catalog } from '../lib/rewards/catalog.js';
-import { cleanTitle, isCleanTitle, parseItems, renderItems, type ParsedItem } from '../lib/rewards/items.js';
+import { Catalog } from '../lib/text/catalog.js';
+import { parseItems, renderItems } from '../lib/rewards/items.js';
+import type { ParsedItem } from '../lib/rewards/parsed-item.js';
 import { upstreamYear } from '../lib/rewards/items-rankgrpo.js';
-import { checkContext, checkItems, groundTruth, itemTitles, matchHits, type MatchRules, type SeenEntry } from '../lib/rewards/match.js';
-import { normalizeTitle } from '../lib/rewards/normalize.js';
-import type { TitleYear } from '../lib/rewards/catalog.js';
+import { checkContext, checkItems, groundTruth, itemTitles, matchHits, type MatchRules } from '../lib/rewards/match.js';
+import { normalizeTitle } from '../lib/text/normalize.js';
+import type { SeenEntry } from '../lib/text/records.js';
+import { cleanTitle, isCleanTitle } from '../lib/text/title.js';
+import type { TitleYear } from '../lib/text/catalog.js';
 
 const pairs = (items: ParsedItem[]): [string, number | null][] => items.map((i) => [i.title, i.year]);
 

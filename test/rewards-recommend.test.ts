@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Catalog, formatCatalogIndex, type TitleYear } from '../lib/rewards/catalog.js';
+import { Catalog, formatCatalogIndex, type TitleYear } from '../lib/text/catalog.js';
 import { renderItems } from '../lib/rewards/items.js';
 import { lengthReward } from '../lib/rewards/length.js';
 import { rankRewards, rankRewardsBatch, type RankRewardOptions, type RewardRequest } from '../lib/rewards/recommend.js';

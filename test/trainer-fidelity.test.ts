@@ -30,7 +30,7 @@ function rolloutOf(texts: string[], truncated: number[]): Rollout {
 
 interface Seen { temperature?: number; logp: Float32Array[] }
 
-/** `policy` behind the Policy interface, recording the sampled log-probs and every score and step call. */
+/** `policy` behind the Policy interface, recording the sampled log-probs and every score and training forward. */
 function recording(policy: BuiltinPolicy) {
   const seen = { sampled: [] as Float32Array[], scored: [] as Seen[], stepped: [] as Seen[] };
   const copy = (o: ScoreOptions | undefined, logp: Float32Array[]): Seen => ({ temperature: o?.temperature, logp: logp.map((l) => l.slice()) });
@@ -47,7 +47,13 @@ function recording(policy: BuiltinPolicy) {
       seen.scored.push(copy(o, scores.logp));
       return scores;
     },
-    step: (batch, loss, o) => policy.step(batch, (scores, b) => (seen.stepped.push(copy(o, scores.logp)), loss(scores, b)), o),
+    forward: async (batch, o) => {
+      const out = await policy.forward(batch, o);
+      seen.stepped.push(copy(o, out.scores.logp));
+      return out;
+    },
+    backward: (handle, gradient) => policy.backward(handle, gradient),
+    optimizerStep: (o) => policy.optimizerStep(o),
     clone: () => policy.clone(), save: (dir) => policy.save(dir), dispose: () => policy.dispose(),
   };
   return { policy: wrapped, seen };

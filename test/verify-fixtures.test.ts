@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { lastBoxed } from '../lib/rewards/boxed.js';
+import { lastBoxed } from '../lib/text/boxed.js';
 import { normalizeAnswer, verifyAnswer, VERIFY_DEFAULTS } from '../lib/rewards/verify/index.js';
 
 type Expected = 'correct' | 'incorrect' | 'unparsable';

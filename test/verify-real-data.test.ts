@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { lastBoxed } from '../lib/rewards/boxed.js';
+import { lastBoxed } from '../lib/text/boxed.js';
 import { gsm8kFinalAnswer, parseGsm8k, parseMathDataset } from '../lib/data/math.js';
 import { verifyAnswer } from '../lib/rewards/verify/index.js';
 import { realDataText } from './helpers/real-data.js';

@@ -1,5 +1,5 @@
-import type { TitleYear } from '../rewards/catalog.js';
-import type { SeenEntry } from '../rewards/match.js';
+import type { TitleYear } from '../text/catalog.js';
+import type { SeenEntry } from '../text/records.js';
 import { arrayAt, countAt, integerAt, objectAt, stringAt, stringElement } from './fields.js';
 import { readJsonlSync, type JsonlLocation } from './jsonl.js';
 import type { QaRecord, RecRequest } from './schemas.js';

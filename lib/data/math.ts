@@ -5,7 +5,7 @@
 import { GrpoError } from '../errors.js';
 import { readUserText } from '../user-files.js';
 import { integer, knownKeys, oneOf } from '../validate.js';
-import { lastBoxed } from '../rewards/boxed.js';
+import { lastBoxed } from '../text/boxed.js';
 import { objectAt, stringAt } from './fields.js';
 import { type JsonlLocation, dataError, parseJsonl } from './jsonl.js';
 import { mulberry32, shuffleInPlace } from './rng.js';

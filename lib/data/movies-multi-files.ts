@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Catalog, formatCatalogIndex } from '../rewards/catalog.js';
+import { Catalog, formatCatalogIndex } from '../text/catalog.js';
 import { readUserTextSync } from '../user-files.js';
 import { arrayAt, countAt, integerAt, objectAt, stringAt, stringElement } from './fields.js';
 import { readJsonlSync, type RecordParser } from './jsonl.js';

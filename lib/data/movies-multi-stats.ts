@@ -1,4 +1,4 @@
-import { itemKey, normalizeTitle } from '../rewards/normalize.js';
+import { itemKey, normalizeTitle } from '../text/normalize.js';
 import type { BenchmarkFilm } from './movies-multi.js';
 import type { RecRequest } from './schemas.js';
 

@@ -1,5 +1,5 @@
 import { pickOne, type Random } from './rng.js';
-import type { TitleYear } from '../rewards/catalog.js';
+import type { TitleYear } from '../text/catalog.js';
 
 /** The constraints of a `movies-multi` request; every film meeting all of them is relevant. */
 export interface MoviesMultiConstraints {

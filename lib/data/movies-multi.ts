@@ -8,9 +8,9 @@
  */
 import { GrpoError } from '../errors.js';
 import { integer, knownKeys, number } from '../validate.js';
-import type { TitleYear } from '../rewards/catalog.js';
-import { isCleanTitle } from '../rewards/items.js';
-import { normalizeTitle } from '../rewards/normalize.js';
+import type { TitleYear } from '../text/catalog.js';
+import { isCleanTitle } from '../text/title.js';
+import { normalizeTitle } from '../text/normalize.js';
 import { constraintShape, CONSTRAINT_SHAPES, renderRequest, type MoviesMultiConstraints } from './movies-multi-text.js';
 import { mixSeed, mulberry32, pickOne, randomInt, shuffleInPlace, weightedIndex, type Random } from './rng.js';
 import type { RecRequest } from './schemas.js';

@@ -1,6 +1,6 @@
-import type { TitleYear } from '../rewards/catalog.js';
-import type { SeenEntry } from '../rewards/match.js';
-import type { QaAnswer } from '../rewards/qa.js';
+import type { TitleYear } from '../text/catalog.js';
+import type { SeenEntry } from '../text/records.js';
+import type { QaAnswer } from '../text/records.js';
 import { arrayAt, countAt, integerAt, objectAt, stringAt, stringElement } from './fields.js';
 import { dataError, type JsonlLocation, type RecordParser } from './jsonl.js';
 

@@ -4,8 +4,8 @@
  * relevant set where records keep one; plus the popularity of hits vs of the relevant set.
  */
 import { GrpoError } from '../errors.js';
-import type { Catalog, TitleYear } from '../rewards/catalog.js';
-import { itemKey, TITLE_NORMALIZATIONS, type TitleNormalization } from '../rewards/normalize.js';
+import type { Catalog, TitleYear } from '../text/catalog.js';
+import { itemKey, TITLE_NORMALIZATIONS, type TitleNormalization } from '../text/normalize.js';
 import type { RewardRequest } from '../rewards/recommend.js';
 import { dcgDiscount } from '../rewards/shapes.js';
 import { integer, knownKeys, length, oneOf } from '../validate.js';

@@ -3,8 +3,8 @@
  * normalised title and year, the nearest year within a tolerance (ties to the later year, the
  * matcher's order +1 before −1).
  */
-import type { TitleYear } from '../rewards/catalog.js';
-import { normalizeTitle } from '../rewards/normalize.js';
+import type { TitleYear } from '../text/catalog.js';
+import { normalizeTitle } from '../text/normalize.js';
 
 /** A film and its popularity (e.g. the `mentions` of the movies-multi catalog). */
 export interface PopularityEntry extends TitleYear {

@@ -2,10 +2,11 @@
  * Hits of one generated list against a ground truth, under our default evaluation semantics (the
  * training matcher of lib/rewards) or upstream Rank-GRPO's `evaluate_direct_match` (§4.10).
  */
-import type { Catalog, TitleYear } from '../rewards/catalog.js';
+import type { Catalog, TitleYear } from '../text/catalog.js';
 import { parseItems } from '../rewards/items.js';
-import { checkContext, checkItems, groundTruth, itemTitles, matchHits, type MatchRules, type SeenEntry } from '../rewards/match.js';
-import type { TitleNormalization } from '../rewards/normalize.js';
+import { checkContext, checkItems, groundTruth, itemTitles, matchHits, type MatchRules } from '../rewards/match.js';
+import type { SeenEntry } from '../text/records.js';
+import type { TitleNormalization } from '../text/normalize.js';
 
 /**
  * - `"default"`: our parser and checks (format, seen, notInCatalog, duplicate), positions kept (an

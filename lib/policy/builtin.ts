@@ -8,11 +8,13 @@ import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
 import * as check from '../validate.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
-import { IGNORE_INDEX, packBatch, repack, unpack } from './batch.js';
+import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './batch.js';
 import { generateWith } from './generate.js';
 import type { ModelBinding, ModelHandle } from './native-model.js';
-import type {
-  GenerateOptions, Generation, LossFunction, Policy, ScoreOptions, ScoreResult, SequenceBatch, StepOptions, StepResult,
+import {
+  policyStep, type Forward, type ForwardHandle, type GenerateOptions, type Generation, type LossFunction, type LossGradient,
+  type OptimizerStepOptions, type OptimizerStepResult, type Policy, type ScoreOptions, type ScoreResult, type SequenceBatch,
+  type StepOptions, type StepResult, type TrainablePolicy,
 } from './policy.js';
 import type { NamedTensor } from './safetensors.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -93,6 +95,14 @@ export class BuiltinPolicy implements Policy {
   private readonly optimizer: Required<OptimizerOptions>;
   private queue: Promise<unknown> = Promise.resolve();
   private steps = 0;
+  /** The latest training forward, until its backward or the next forward or score (the model keeps one set of activations). */
+  private training: { handle: ForwardHandle; packed: PackedBatch } | undefined;
+  /** The three training calls without the queue, for {@link step}, which holds the queue across all three. */
+  private readonly unqueued: TrainablePolicy = {
+    forward: (batch, options = {}) => this.forwardNow(batch, options),
+    backward: (handle, gradient) => this.backwardNow(handle, gradient),
+    optimizerStep: (options = {}) => this.optimizerStepNow(options),
+  };
 
   private constructor(config: ModelConfig, model: ModelSite & { handle: ModelHandle }, tokenizer: Tokenizer | undefined, optimizer: OptimizerOptions, frozen: boolean) {
     const { handle, ...site } = model;
@@ -218,22 +228,23 @@ export class BuiltinPolicy implements Policy {
     return this.serial(() => this.scoreNow(taken, options, false).then((r) => r.scores));
   }
 
-  step(batch: SequenceBatch, loss: LossFunction, options: StepOptions = {}): Promise<StepResult> {
-    if (this.frozen) return Promise.reject(new GrpoError('GRPO_UNSUPPORTED', 'This policy is a frozen reference copy; it cannot train'));
+  forward(batch: SequenceBatch, options: ScoreOptions = {}): Promise<Forward> {
     const taken = snapshotBatch(batch);
-    return this.serial(async () => {
-      const { scores, packed } = await this.scoreNow(taken, options, true);
-      const out = loss(scores, taken);
-      const gradLogp = repack('loss gradLogp', out.gradLogp, packed);
-      const gradEntropy = out.gradEntropy ? repack('loss gradEntropy', out.gradEntropy, packed) : null;
-      await callAsync((a) => this.addon.modelBackward(this.live(), gradLogp, gradEntropy, a), () => undefined);
-      options.onProgress?.(0.9);
-      const learningRate = options.learningRate ?? scheduledLearningRate(this.optimizer, this.steps + 1);
-      const o = this.optimizer, norm = new Float32Array(1);
-      await callAsync((a) => this.addon.modelAdamw(this.live(), learningRate, o.beta1, o.beta2, o.eps, o.weightDecay, o.maxGradNorm, norm, a), () => undefined);
-      options.onProgress?.(1);
-      return { loss: out.loss, gradNorm: norm[0], learningRate, step: ++this.steps };
-    });
+    return this.serial(() => this.forwardNow(taken, options));
+  }
+
+  backward(handle: ForwardHandle, gradient: LossGradient): Promise<void> {
+    return this.serial(() => this.backwardNow(handle, gradient));
+  }
+
+  optimizerStep(options: OptimizerStepOptions = {}): Promise<OptimizerStepResult> {
+    return this.serial(() => this.optimizerStepNow(options));
+  }
+
+  /** {@link policyStep} with the queue held from the forward to the optimizer step, so no other call on the model lands between them. */
+  step(batch: SequenceBatch, loss: LossFunction, options: StepOptions = {}): Promise<StepResult> {
+    const taken = snapshotBatch(batch);
+    return this.serial(() => policyStep(this.unqueued, taken, loss, options));
   }
 
   generate(prompts: readonly (ArrayLike<number> | string)[], options: GenerateOptions = {}): Promise<Generation[]> {
@@ -265,21 +276,59 @@ export class BuiltinPolicy implements Policy {
 
   /**
    * Frees the model; safe at any moment. A native call already running keeps the model until it finishes (a
-   * generate, score or logits resolves; a step's later stages are refused), then the memory is freed. Calls queued
+   * generate, score, forward or logits resolves; a backward or optimizer step after it is refused, a step's later
+   * stages among them), then the memory is freed. Calls queued
    * behind it and calls made afterwards reject (or throw) GRPO_INVALID_ARGUMENT "This policy has been disposed".
    */
   dispose(): void {
     if (this.handle) this.addon.modelDispose(this.handle);
     this.handle = undefined;
+    this.training = undefined;
+  }
+
+  private async forwardNow(batch: SequenceBatch, options: ScoreOptions): Promise<Forward> {
+    this.trainable();
+    const { scores, packed } = await this.scoreNow(batch, options, true);
+    const handle = Object.freeze({}) as unknown as ForwardHandle;
+    this.training = { handle, packed };
+    return { scores, handle };
+  }
+
+  private async backwardNow(handle: ForwardHandle, gradient: LossGradient): Promise<void> {
+    this.trainable();
+    const model = this.live();
+    if (!this.training || this.training.handle !== handle) {
+      throw new GrpoError('GRPO_INVALID_ARGUMENT', 'backward: this forward handle is stale (a later forward or score replaced it, or its backward already ran)');
+    }
+    const { packed } = this.training;
+    const gradLogp = repack('loss gradLogp', gradient.gradLogp, packed);
+    const gradEntropy = gradient.gradEntropy ? repack('loss gradEntropy', gradient.gradEntropy, packed) : null;
+    this.training = undefined;
+    await callAsync((a) => this.addon.modelBackward(model, gradLogp, gradEntropy, a), () => undefined);
+  }
+
+  private async optimizerStepNow(options: OptimizerStepOptions): Promise<OptimizerStepResult> {
+    this.trainable();
+    check.knownKeys('optimizerStep options', options, ['learningRate']);
+    const learningRate = options.learningRate ?? scheduledLearningRate(this.optimizer, this.steps + 1);
+    const o = this.optimizer, norm = new Float32Array(1);
+    await callAsync((a) => this.addon.modelAdamw(this.live(), learningRate, o.beta1, o.beta2, o.eps, o.weightDecay, o.maxGradNorm, norm, a), () => undefined);
+    return { gradNorm: norm[0], learningRate, step: ++this.steps };
+  }
+
+  /** Throws for a frozen copy (the training calls refuse it). */
+  private trainable(): void {
+    if (this.frozen) throw new GrpoError('GRPO_UNSUPPORTED', 'This policy is a frozen reference copy; it cannot train');
   }
 
   private async scoreNow(batch: SequenceBatch, options: ScoreOptions, train: boolean) {
-    check.knownKeys('score options', options, ['temperature', 'onProgress', 'learningRate']);
+    this.training = undefined;
+    check.knownKeys('score options', options, ['temperature', 'onProgress']);
     const temperature = check.number('score temperature', options.temperature ?? 1, (t) => t > 0 && Number.isFinite(t), 'to be finite and > 0');
     const packed = packBatch(batch, this.config.vocabSize, this.config.maxPositions);
     const T = packed.tokens.length, logp = new Float32Array(T), entropy = new Float32Array(T);
     await callAsync((a) => this.addon.modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, temperature, IGNORE_INDEX, train, logp, entropy, a), () => undefined);
-    options.onProgress?.(train ? 0.5 : 1);
+    options.onProgress?.(1);
     return { scores: { logp: unpack(logp, packed), entropy: unpack(entropy, packed) }, packed };
   }
 

@@ -1,8 +1,9 @@
 // The policy layer: the Policy interface, the built-in Llama/Qwen-family model, tokenizer, checkpoints.
 export type {
-  Policy, SequenceBatch, ScoreOptions, ScoreResult, LossOutput, LossFunction, StepOptions, StepResult, GenerateOptions, Generation,
+  Policy, TrainablePolicy, SequenceBatch, ScoreOptions, ScoreResult, Forward, ForwardHandle, LossGradient, LossOutput, LossFunction,
+  OptimizerStepOptions, OptimizerStepResult, StepOptions, StepResult, GenerateOptions, Generation,
 } from './policy.js';
-export { sftLoss } from './policy.js';
+export { policyStep, sftLoss } from './policy.js';
 export { BuiltinPolicy, OPTIMIZER_DEFAULTS, scheduledLearningRate, type BuiltinOptions, type CloneOptions, type OptimizerOptions } from './builtin.js';
 export { GENERATE_DEFAULTS } from './generate.js';
 export { configFromHf, configToHf, checkConfig, SUPPORTED_ARCHITECTURES, type ModelConfig, type SupportedArchitecture } from './config.js';

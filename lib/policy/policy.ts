@@ -1,7 +1,9 @@
 // The Policy interface: what a trainer needs from a language model. The built-in model
-// (builtin.ts) implements it; a remote inference server can implement it the same way.
+// (builtin.ts) implements it; a remote inference server can implement it the same way. A training update
+// is three calls in sequence (forward → the trainer's loss → backward → optimizerStep); policyStep chains them.
 import type { ResolvedDevice } from '../cuda.js';
 import type { SamplingOptions } from '../kernels/sampling-params.js';
+import * as check from '../validate.js';
 import type { ModelConfig } from './config.js';
 import type { Tokenizer } from './tokenizer.js';
 
@@ -25,29 +27,51 @@ export interface ScoreResult {
   entropy: Float32Array[];
 }
 
-/** What a loss returns: its value and d(loss)/d(logp) (and optionally d/d(entropy)) per completion token. */
-export interface LossOutput {
-  loss: number;
+/** d(loss)/d(logp) (and optionally d/d(entropy)) per completion token [completion length]: what {@link Policy.backward} takes. */
+export interface LossGradient {
   gradLogp: Float32Array[];
   gradEntropy?: Float32Array[];
 }
 
-/** A loss over the scores of one batch (e.g. the GRPO policy loss, or {@link sftLoss}). */
-export type LossFunction = (scores: ScoreResult, batch: SequenceBatch) => LossOutput;
+/** What a loss returns: its value and its gradient. */
+export interface LossOutput extends LossGradient {
+  loss: number;
+}
 
-/** Options of {@link Policy.step}. */
-export interface StepOptions extends ScoreOptions {
+/**
+ * Opaque token of one training forward. It is valid for one {@link Policy.backward} until the next forward or
+ * score on the same policy, or its dispose(); a stale handle is a typed error (GRPO_INVALID_ARGUMENT).
+ */
+export type ForwardHandle = { readonly __forward: unique symbol };
+
+/** What {@link Policy.forward} returns: the scores the loss reads and the handle its backward takes. */
+export interface Forward {
+  scores: ScoreResult;
+  handle: ForwardHandle;
+}
+
+/** Options of {@link Policy.optimizerStep}. */
+export interface OptimizerStepOptions {
   /** Learning rate of this step (overrides the schedule). @defaultValue the policy's schedule */
   learningRate?: number;
 }
 
-export interface StepResult {
-  loss: number;
+export interface OptimizerStepResult {
   /** Global L2 norm of the gradients before clipping. */
   gradNorm: number;
   learningRate: number;
   /** Optimizer steps taken so far, this one included. */
   step: number;
+}
+
+/** A loss over the scores of one batch (e.g. the GRPO policy loss, or {@link sftLoss}). */
+export type LossFunction = (scores: ScoreResult, batch: SequenceBatch) => LossOutput;
+
+/** Options of {@link policyStep}: the forward's, the optimizer step's, and progress (0.5 forward, 0.9 backward, 1 optimizer). */
+export interface StepOptions extends ScoreOptions, OptimizerStepOptions {}
+
+export interface StepResult extends OptimizerStepResult {
+  loss: number;
 }
 
 /**
@@ -83,14 +107,38 @@ export interface Policy {
   /** Completions of each prompt (token ids, or text when the policy has a tokenizer). */
   generate(prompts: readonly (ArrayLike<number> | string)[], options?: GenerateOptions): Promise<Generation[]>;
   score(batch: SequenceBatch, options?: ScoreOptions): Promise<ScoreResult>;
-  /** Scores the batch, takes the loss's gradient back through the model and applies one optimizer step. */
-  step(batch: SequenceBatch, loss: LossFunction, options?: StepOptions): Promise<StepResult>;
+  /** Scores the batch as {@link score} does and keeps what its backward needs (a frozen policy refuses: GRPO_UNSUPPORTED). */
+  forward(batch: SequenceBatch, options?: ScoreOptions): Promise<Forward>;
+  /** Takes the loss's gradient back through the model; gradients add up until the next {@link optimizerStep}. */
+  backward(handle: ForwardHandle, gradient: LossGradient): Promise<void>;
+  /** One optimizer step over the gradients of the backward calls since the last one, then clears them. */
+  optimizerStep(options?: OptimizerStepOptions): Promise<OptimizerStepResult>;
   /** A frozen copy (for reference log-probs under KL): it scores and generates but never trains. */
   clone(): Promise<Policy>;
   /** Writes a Hugging Face-style checkpoint folder atomically. */
   save(dir: string): Promise<void>;
   /** Frees native memory now; the policy is unusable afterwards. */
   dispose(): void;
+}
+
+/** The three training calls of a policy, which {@link policyStep} chains. */
+export type TrainablePolicy = Pick<Policy, 'forward' | 'backward' | 'optimizerStep'>;
+
+/**
+ * One training update: forward, `loss` over its scores, backward, optimizer step. `options.onProgress` hears 0.5,
+ * 0.9 and 1 after each of the three calls.
+ */
+export async function policyStep(policy: TrainablePolicy, batch: SequenceBatch, loss: LossFunction, options: StepOptions = {}): Promise<StepResult> {
+  check.knownKeys('step options', options, ['temperature', 'onProgress', 'learningRate']);
+  const { onProgress, learningRate, ...scoring } = options;
+  const { scores, handle } = await policy.forward(batch, scoring);
+  onProgress?.(0.5);
+  const out = loss(scores, batch);
+  await policy.backward(handle, out);
+  onProgress?.(0.9);
+  const result = await policy.optimizerStep({ learningRate });
+  onProgress?.(1);
+  return { loss: out.loss, ...result };
 }
 
 /**

@@ -2,7 +2,7 @@
  * Recovers the answers of a CCR completion by their labels: `Answer k: \boxed{…}` counts for
  * problem k only, wherever it appears, so a skipped answer never shifts the grading of later ones.
  */
-import { boxedAt, findBoxed } from './boxed.js';
+import { boxedAt, findBoxed } from '../text/boxed.js';
 
 /** How problem k's answer was found. */
 export type CcrAnswerStatus = 'correct-format' | 'missing' | 'ambiguous' | 'malformed';

@@ -1,6 +1,6 @@
 // Rewards for list-valued completions: items, checks, rank rewards, token segments, multi-answer QA.
-export { Catalog, formatCatalogIndex, type TitleYear } from './catalog.js';
-export { cleanTitle, isCleanTitle, ITEM_PARSERS, listMarkerLength, parseItems, renderItems, type ItemParser, type ParsedItem, type ParseResult } from './items.js';
+export { ITEM_PARSERS, listMarkerLength, parseItems, renderItems, type ItemParser } from './items.js';
+export type { ParsedItem, ParseResult } from './parsed-item.js';
 export { lengthReward } from './length.js';
 export {
   checkContext,
@@ -15,10 +15,8 @@ export {
   type InvalidReason,
   type ItemTitles,
   type MatchRules,
-  type SeenEntry,
 } from './match.js';
-export { itemKey, normalizeTitle, TITLE_NORMALIZATIONS, type TitleNormalization } from './normalize.js';
-export { answerIndex, parseAnswers, QA_REWARD_DEFAULTS, qaRewards, type QaAnswer, type QaParsedAnswer, type QaRecordLike, type QaRewardOptions, type QaRewardResult, type QaTarget } from './qa.js';
+export { answerIndex, parseAnswers, QA_REWARD_DEFAULTS, qaRewards, type QaParsedAnswer, type QaRecordLike, type QaRewardOptions, type QaRewardResult, type QaTarget } from './qa.js';
 export {
   prepareRequest,
   RANK_REWARD_DEFAULTS,

@@ -1,4 +1,5 @@
-import { nonEmptyLines, type IsSpace, type ParsedItem, type ParseResult } from './items.js';
+import { nonEmptyLines, type IsSpace } from '../text/lines.js';
+import type { ParsedItem, ParseResult } from './parsed-item.js';
 
 // Python's str.isspace / `\s` set (JS `\s` lacks \x1c-\x1f and \x85 and adds \ufeff).
 const PY_SPACE = '[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';

@@ -1,15 +1,13 @@
-import type { Catalog, TitleYear } from './catalog.js';
-import type { ParsedItem } from './items.js';
+import type { Catalog, TitleYear } from '../text/catalog.js';
+import { normalizeTitle, type TitleNormalization } from '../text/normalize.js';
+import type { SeenEntry } from '../text/records.js';
 import { upstreamYear } from './items-rankgrpo.js';
-import { normalizeTitle, type TitleNormalization } from './normalize.js';
+import type { ParsedItem } from './parsed-item.js';
 
 /** Why an item earns nothing. */
 export type InvalidReason = 'format' | 'seen' | 'notInCatalog' | 'duplicate';
 
 export const INVALID_REASONS: readonly InvalidReason[] = Object.freeze(['format', 'seen', 'notInCatalog', 'duplicate']);
-
-/** A seen film: a bare title (every year) or a title with a year (matched within the year tolerance). */
-export type SeenEntry = string | { title: string; year?: number | null };
 
 /**
  * How items are checked and matched. `"default"` normalises everything with `normalization`;

@@ -1,14 +1,10 @@
 import { integer, knownKeys, oneOf } from '../validate.js';
-import { cleanTitle, listMarkerLength, nonEmptyLines } from './items.js';
-import { normalizeTitle } from './normalize.js';
+import { nonEmptyLines } from '../text/lines.js';
+import { normalizeTitle } from '../text/normalize.js';
+import type { QaAnswer } from '../text/records.js';
+import { cleanTitle } from '../text/title.js';
+import { listMarkerLength } from './items.js';
 import { RANK_SHAPES, shapeRewards, type RankShape } from './shapes.js';
-
-/** One answer cluster of a multi-answer question: its text, how many respondents gave it, and variants. */
-export interface QaAnswer {
-  text: string;
-  count: number;
-  aliases?: readonly string[];
-}
 
 /** A question answered by many respondents (ProtoQA style). */
 export interface QaRecordLike {

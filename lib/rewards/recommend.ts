@@ -1,7 +1,9 @@
 import { GrpoError } from '../errors.js';
 import { integer, knownKeys, length, oneOf } from '../validate.js';
-import { Catalog, type TitleYear } from './catalog.js';
-import { parseItems, type ParsedItem } from './items.js';
+import { Catalog, type TitleYear } from '../text/catalog.js';
+import { TITLE_NORMALIZATIONS, type TitleNormalization } from '../text/normalize.js';
+import type { SeenEntry } from '../text/records.js';
+import { parseItems } from './items.js';
 import { lengthReward } from './length.js';
 import {
   checkContext,
@@ -13,9 +15,8 @@ import {
   type GroundTruth,
   type InvalidReason,
   type MatchRules,
-  type SeenEntry,
 } from './match.js';
-import { TITLE_NORMALIZATIONS, type TitleNormalization } from './normalize.js';
+import type { ParsedItem } from './parsed-item.js';
 import { RANK_SHAPES, shapeRewards, type RankShape } from './shapes.js';
 
 /**

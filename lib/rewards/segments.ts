@@ -87,6 +87,13 @@ export function itemSegments(items: readonly Spanned[], tokenOffsets: TokenOffse
   return { segments, overflow, itemsWithoutTokens, straddlingTokens, aligned };
 }
 
+/** Index of the first token that starts at or after character `position` (the token count when none does). */
+export function firstTokenFrom(tokenOffsets: TokenOffsets, position: number): number {
+  const tokens = tokenCount(tokenOffsets);
+  for (let t = 0; t < tokens; t++) if (offsetPair(tokenOffsets, t)[0] >= position) return t;
+  return tokens;
+}
+
 /** Upstream newline segmentation of one completion (Rank-GRPO `_segment_items_from_tokens`). */
 export interface NewlineSegments {
   /** segments [tokens]: item counter before the token (may be ≥ K) */

@@ -1,9 +1,10 @@
-// One GRPO step over the Policy interface: sample → generate → rewards → advantages → score (old and
-// reference log-probs) → loss → backward and optimizer step, μ times per batch of rollouts.
+// One GRPO step over the Policy interface, in the seven phases of docs/architecture.md: sample prompts → generate →
+// rewards → advantages → score (old and reference log-probs) → loss → backward and optimizer step, the last two
+// μ times per batch of rollouts. Each phase returns what the next one takes.
 import { mixSeed } from '../data/rng.js';
 import { GrpoError } from '../errors.js';
 import { policyLossSync, resolveLossOptions, type PolicyLossOptions, type PolicyLossStats } from '../kernels/loss.js';
-import type { LossFunction, Policy, ScoreResult, SequenceBatch } from '../policy/policy.js';
+import type { LossFunction, LossOutput, Policy, ScoreResult, SequenceBatch } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
 import { generateRollout, padRows, unpadRows, type Rollout } from './rollout.js';
 import type { Signal, StepStats, Task } from './task.js';
@@ -16,8 +17,10 @@ export interface PhaseTimes {
   advantage: number;
   /** old (μ > 1) and reference (β > 0 or a KL stop) log-probs */
   score: number;
-  /** the policy's own forward inside its steps */
+  /** the policy's training forward of each update */
   forward: number;
+  /** the policy loss (its kernel runs in the trainer) */
+  loss: number;
   backward: number;
   optimizer: number;
   total: number;
@@ -71,27 +74,37 @@ class Stopwatch {
   }
 }
 
-/** The GRPO policy loss over padded [B, T] arrays as a {@link LossFunction}; `stats` receives its statistics. */
-export function grpoLoss(
-  signal: Signal, rollout: Rollout, options: PolicyLossOptions, stored: { old?: Float32Array; ref?: Float32Array },
-  stats: (s: PolicyLossStats) => void,
-): LossFunction {
+/** Old (μ > 1) and reference log-probs [B, T] of the rollout, when the step needs them. */
+type StoredScores = { old?: Float32Array; ref?: Float32Array };
+
+/** The GRPO policy loss of one update over padded [B, T] arrays: its value, gradient per completion and statistics. */
+export function rolloutLoss(
+  signal: Signal, rollout: Rollout, options: PolicyLossOptions, stored: StoredScores, scores: ScoreResult,
+): LossOutput & { stats: PolicyLossStats } {
   const lengths = rollout.completions.map((c) => c.length);
   const T = rollout.width;
+  const pad = (rows: Float32Array[]) => padRows(rows, T, (n) => new Float32Array(n));
+  const out = policyLossSync({
+    shape: [lengths.length, T],
+    logp: pad(scores.logp),
+    oldLogp: stored.old,
+    refLogp: stored.ref,
+    advantages: signal.advantages,
+    mask: signal.lossMask,
+    segments: signal.segments,
+    entropy: pad(scores.entropy),
+  }, options);
+  return { loss: out.loss, gradLogp: unpadRows(out.gradLogp, lengths, T), stats: out.stats };
+}
+
+/** {@link rolloutLoss} as a {@link LossFunction} (for policyStep); `stats` receives its statistics. */
+export function grpoLoss(
+  signal: Signal, rollout: Rollout, options: PolicyLossOptions, stored: StoredScores, stats: (s: PolicyLossStats) => void,
+): LossFunction {
   return (scores: ScoreResult) => {
-    const pad = (rows: Float32Array[]) => padRows(rows, T, (n) => new Float32Array(n));
-    const out = policyLossSync({
-      shape: [lengths.length, T],
-      logp: pad(scores.logp),
-      oldLogp: stored.old,
-      refLogp: stored.ref,
-      advantages: signal.advantages,
-      mask: signal.lossMask,
-      segments: signal.segments,
-      entropy: pad(scores.entropy),
-    }, options);
-    stats(out.stats);
-    return { loss: out.loss, gradLogp: unpadRows(out.gradLogp, lengths, T) };
+    const { stats: lossStats, ...out } = rolloutLoss(signal, rollout, options, stored, scores);
+    stats(lossStats);
+    return out;
   };
 }
 
@@ -107,7 +120,7 @@ export function needsReference(config: TrainerConfig, loss: PolicyLossOptions = 
  * Old (μ > 1) and reference log-probs [B, T] of the rollout, scored at the rollout temperature as TRL and verl
  * score every log-prob of the loss and the KL (logits / T).
  */
-async function storedScores(ctx: StepContext, batch: SequenceBatch, rollout: Rollout) {
+async function storedScores(ctx: StepContext, batch: SequenceBatch, rollout: Rollout): Promise<StoredScores> {
   const pad = (s: ScoreResult) => padRows(s.logp, rollout.width, (n) => new Float32Array(n));
   const options = { temperature: ctx.config.generation.temperature };
   return {
@@ -131,6 +144,58 @@ export function policyDevice(policy: Policy): string {
 }
 
 /**
+ * Phases 6 and 7 of one update: the policy's training forward, the loss in the trainer, backward, optimizer step;
+ * `time` gathers the seconds of each.
+ */
+async function policyUpdate(
+  ctx: StepContext, batch: SequenceBatch, rollout: Rollout, signal: Signal, stored: StoredScores, time: PhaseTimes, clock: Stopwatch,
+) {
+  const { config, policy } = ctx;
+  const forward = await policy.forward(batch, { temperature: config.generation.temperature });
+  time.forward += clock.lap();
+  const loss = rolloutLoss(signal, rollout, ctx.lossOptions, stored, forward.scores);
+  time.loss += clock.lap();
+  await policy.backward(forward.handle, loss);
+  time.backward += clock.lap();
+  const step = await policy.optimizerStep({ learningRate: config.learningRate });
+  time.optimizer += clock.lap();
+  return { loss: loss.loss, lossStats: loss.stats, gradNorm: step.gradNorm, learningRate: step.learningRate };
+}
+
+/** What one step produced, for its metrics row. */
+interface StepOutcome {
+  rollout: Rollout;
+  rewards: ReturnType<Task['rewards']>;
+  advantages: ReturnType<Task['advantages']>;
+  update: Awaited<ReturnType<typeof policyUpdate>>;
+  time: PhaseTimes;
+}
+
+/** The metrics row of step `step` (0-based) from what it produced. */
+function stepRecord(ctx: StepContext, step: number, outcome: StepOutcome, elapsedBefore: number, tokensBefore: number): StepRecord {
+  const { rollout, rewards, advantages, update, time } = outcome;
+  const lengths = rollout.completions.map((c) => c.length);
+  const shape = rolloutShape(rollout, lengths);
+  const trl = trlStepMetrics({
+    rewards: rewards.trl ?? {}, lossStats: update.lossStats, lengths, truncated: rollout.truncated, loss: update.loss, gradNorm: update.gradNorm,
+    learningRate: update.learningRate, numTokens: tokensBefore + shape.tokens.prompt + shape.tokens.completion,
+  });
+  return {
+    step: step + 1,
+    epoch: ctx.task.epochOf(step),
+    device: policyDevice(ctx.policy),
+    stats: { ...rewards.stats, ...advantages.stats },
+    gradNorm: update.gradNorm,
+    learningRate: update.learningRate,
+    lossStats: update.lossStats,
+    ...shape,
+    time,
+    elapsed: elapsedBefore + time.total,
+    ...trl, // `loss` among them: one field, the same value under both names
+  };
+}
+
+/**
  * Runs training step `step` (0-based) and returns its metrics; `elapsedBefore` and `tokensBefore` are the run's
  * training time and prompt + completion tokens so far.
  */
@@ -140,47 +205,19 @@ export async function trainStep(ctx: StepContext, step: number, elapsedBefore: n
     throw new GrpoError('GRPO_INVALID_ARGUMENT', 'trainStep: loss.beta > 0 or validation.klThreshold > 0 needs a frozen reference policy (StepContext.reference)');
   }
   const clock = new Stopwatch();
-  const time = { generate: 0, reward: 0, advantage: 0, score: 0, forward: 0, backward: 0, optimizer: 0, total: 0 };
-  const prompts = task.prompts(step);
-  const rollout = await generateRollout(policy, prompts.texts, config.candidates, config.generation, mixSeed(config.seed, step) >>> 0);
+  const time: PhaseTimes = { generate: 0, reward: 0, advantage: 0, score: 0, forward: 0, loss: 0, backward: 0, optimizer: 0, total: 0 };
+  const prompts = task.prompts(step); // 1. sample prompts
+  const rollout = await generateRollout(policy, prompts.texts, config.candidates, config.generation, mixSeed(config.seed, step) >>> 0); // 2. generate
   time.generate = clock.lap();
-  const rewards = task.rewards(prompts, rollout);
+  const rewards = task.rewards(prompts, rollout); // 3. rewards, with the token spans they fall on
   time.reward = clock.lap();
-  const advantages = task.advantages(rewards.rewards, rollout);
+  const advantages = task.advantages(rewards.rewards, rollout); // 4. advantages on tokens
   time.advantage = clock.lap();
   const batch: SequenceBatch = { prompts: rollout.promptIds, completions: rollout.completions };
-  const stored = await storedScores(ctx, batch, rollout);
+  const stored = await storedScores(ctx, batch, rollout); // 5. old and reference log-probs
   time.score = clock.lap();
-  let lossStats = {} as PolicyLossStats;
-  let result = { loss: NaN, gradNorm: NaN, learningRate: config.learningRate };
-  for (let update = 0; update < config.policyUpdates; update++) {
-    const loss = grpoLoss(advantages.signal, rollout, ctx.lossOptions, stored, (s) => (lossStats = s));
-    const phases: [number, keyof PhaseTimes][] = [[0.5, 'forward'], [0.9, 'backward'], [1, 'optimizer']];
-    result = await policy.step(batch, loss, {
-      learningRate: config.learningRate,
-      temperature: config.generation.temperature,
-      onProgress: (f) => phases.forEach(([at, name]) => f === at && (time[name] += clock.lap())),
-    });
-  }
-  time.optimizer += clock.lap(); // a Policy that reports no progress: its whole step lands here
+  let update = { loss: NaN, lossStats: {} as PolicyLossStats, gradNorm: NaN, learningRate: config.learningRate };
+  for (let u = 0; u < config.policyUpdates; u++) update = await policyUpdate(ctx, batch, rollout, advantages.signal, stored, time, clock); // 6, 7
   time.total = Object.values(time).reduce((a, b) => a + b, 0);
-  const lengths = rollout.completions.map((c) => c.length);
-  const shape = rolloutShape(rollout, lengths);
-  const trl = trlStepMetrics({
-    rewards: rewards.trl ?? {}, lossStats, lengths, truncated: rollout.truncated, loss: result.loss, gradNorm: result.gradNorm,
-    learningRate: result.learningRate, numTokens: tokensBefore + shape.tokens.prompt + shape.tokens.completion,
-  });
-  return {
-    step: step + 1,
-    epoch: task.epochOf(step),
-    device: policyDevice(policy),
-    stats: { ...rewards.stats, ...advantages.stats },
-    gradNorm: result.gradNorm,
-    learningRate: result.learningRate,
-    lossStats,
-    ...shape,
-    time,
-    elapsed: elapsedBefore + time.total,
-    ...trl, // `loss` among them: one field, the same value under both names
-  };
+  return stepRecord(ctx, step, { rollout, rewards, advantages, update, time }, elapsedBefore, tokensBefore);
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { packGroups } from '../data/math.js';
 import { PromptSampler } from '../data/samplers.js';
 import { GrpoError } from '../errors.js';
-import { sftLoss, type Policy } from '../policy/policy.js';
+import { policyStep, sftLoss, type Policy } from '../policy/policy.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
 import { ccrReferenceCompletion, packProblems } from '../rewards/ccr.js';
 import type { DataConfig } from './config.js';
@@ -101,7 +101,7 @@ export async function sft(
     const started = performance.now();
     const batch = sampler.batch(step).map((d) => encoded[d.request]);
     const learningRate = learningRateAt(o, step);
-    const result = await policy.step({ prompts: batch.map((b) => b.prompt), completions: batch.map((b) => b.completion) }, sftLoss(), { learningRate });
+    const result = await policyStep(policy, { prompts: batch.map((b) => b.prompt), completions: batch.map((b) => b.completion) }, sftLoss(), { learningRate });
     const tokens = batch.reduce((n, b) => n + b.prompt.length + b.completion.length, 0);
     const record = { step: step + 1, loss: result.loss, learningRate, tokens, seconds: (performance.now() - started) / 1000 };
     records.push(record);

@@ -11,6 +11,7 @@ import { tokenAdvantagesSync } from '../kernels/token-advantages.js';
 import type { Policy } from '../policy/policy.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
 import { ccrRewardBatch, packProblems, type CcrBatchRewards } from '../rewards/ccr.js';
+import { firstTokenFrom } from '../rewards/segments.js';
 import type { DataConfig, TrainerConfig } from './config.js';
 import { resolvedOptions } from './recipes.js';
 import { greedyCompletions } from './rollout.js';
@@ -35,14 +36,12 @@ interface CcrPrompts {
   truths: string[][];
 }
 
-/** Token index of the first token that starts at or after character `end` (the unfinished suffix). */
-function firstTokenFrom(offsets: Int32Array, end: number): number {
-  const tokens = offsets.length / 2;
-  for (let t = 0; t < tokens; t++) if (offsets[2 * t] >= end) return t;
-  return tokens;
+/** The CCR rewards and, per completion [B], the first token of its unfinished suffix (the reward prefix's end on tokens). */
+interface CcrRewards extends CcrBatchRewards {
+  rewardPrefixTokens: Int32Array;
 }
 
-export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: Tokenizer): Task<CcrPrompts, CcrBatchRewards> {
+export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: Tokenizer): Task<CcrPrompts, CcrRewards> {
   const n = config.rewards.problems;
   const S = config.candidates;
   const groups = packGroups(data.train, { n, order: 'shuffled', seed: config.seed >>> 0 });
@@ -60,8 +59,9 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
       const r = ccrRewardBatch(rollout.texts, prompts.truths, S, rewardOptions);
       const signal = ccrSignal(r.correctCounts, S);
       const { mean, std } = meanStd(r.rewards);
+      const rewardPrefixTokens = Int32Array.from(rollout.completions, (ids, b) => firstTokenFrom(tokenizer.offsets(ids), r.rewardPrefixEnd[b]));
       return {
-        rewards: r,
+        rewards: { ...r, rewardPrefixTokens },
         stats: {
           rewardMean: mean, rewardStd: std, accuracy: meanStd(r.accuracy).mean, format: meanStd(r.format).mean,
           informativeGroups: signal.informative, informativePredicted: signal.predicted,
@@ -75,7 +75,7 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
       const { advantages } = groupAdvantagesSync(rewards.rewards, { ...options.advantages, groupSize: S });
       const prefixEnd = Int32Array.from(rollout.completions, (ids, b) => rewards.rewardPrefixEnd[b] === 0 && config.advantages.unanswered === 'keep'
         ? ids.length // capped before any answer: the whole row stays in the loss
-        : firstTokenFrom(tokenizer.offsets(ids), rewards.rewardPrefixEnd[b]));
+        : rewards.rewardPrefixTokens[b]);
       const tokens = tokenAdvantagesSync({ advantages, mask: rollout.mask, truncated: rollout.truncated, prefixEnd }, options.tokenAdvantages);
       let kept = 0, total = 0;
       rollout.mask.forEach((m, i) => ((total += m), (kept += tokens.lossMask[i])));

@@ -9,7 +9,7 @@ import { rankAdvantagesSync } from '../kernels/advantage.js';
 import { tokenAdvantagesSync } from '../kernels/token-advantages.js';
 import type { Policy } from '../policy/policy.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
-import type { Catalog } from '../rewards/catalog.js';
+import type { Catalog } from '../text/catalog.js';
 import { renderItems } from '../rewards/items.js';
 import { rankRewardsBatch, type RankRewardBatch } from '../rewards/recommend.js';
 import { itemSegments } from '../rewards/segments.js';
@@ -55,8 +55,19 @@ interface RecPrompts {
   draws: SampledPrompt[];
 }
 
+/** Token spans of the items: segments [B, T] (rank per token, −1 none, K = overflow) and EOS columns [B] (−1 when truncated). */
+interface ItemTokenSpans {
+  segments: Int32Array;
+  eos: Int32Array;
+  /** share of lists whose items and tokens do not align */
+  misaligned: number;
+}
+
+/** The rank rewards with the token spans of their items (the advantage scatter's input). */
+type RecRewards = RankRewardBatch & { tokenSpans: ItemTokenSpans };
+
 /** [B, T] item segments of every completion, overflow items mapped to K, and EOS columns [B] (−1 when truncated). */
-function segmentRollout(rewards: RankRewardBatch, rollout: Rollout, tokenizer: Tokenizer, ranks: number) {
+function segmentRollout(rewards: RankRewardBatch, rollout: Rollout, tokenizer: Tokenizer, ranks: number): ItemTokenSpans {
   let misaligned = 0;
   const rows = rollout.completions.map((ids, b) => {
     const segments = itemSegments(rewards.results[b].items, tokenizer.offsets(ids), ranks);
@@ -79,7 +90,7 @@ export function withLengthReward(batch: RankRewardBatch, ranks: number, weight: 
   return rewards;
 }
 
-export function recommendTask(config: TrainerConfig, recipe: Recipe, data: MoviesData, tokenizer: Tokenizer): Task<RecPrompts, RankRewardBatch> {
+export function recommendTask(config: TrainerConfig, recipe: Recipe, data: MoviesData, tokenizer: Tokenizer): Task<RecPrompts, RecRewards> {
   const { ranks } = config.rewards;
   const sampler: PromptSampler = createSampler(data.train, { unit: recipe.unit, batchSize: config.groups, seed: config.seed });
   const catalog = config.rewards.catalog === 'none' ? undefined : data.catalogs[config.rewards.catalog];
@@ -104,23 +115,25 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
       const zero = zeroRewardFractions(batch.rewards, prompts.draws.length, S, ranks);
       const invalid = batch.results.reduce((n, r) => n + Object.values(r.invalid).reduce((a, b) => a + b, 0), 0);
       const items = batch.results.reduce((n, r) => n + r.items.length, 0);
+      const tokenSpans = segmentRollout(batch, rollout, tokenizer, ranks);
       return {
-        rewards: { ...batch, rewards },
+        rewards: { ...batch, rewards, tokenSpans },
         stats: {
           rewardMean: mean, rewardStd: std, zeroRewardCells: zero.cells, zeroRewardGroups: zero.requests,
           lengthReward: meanStd(batch.length).mean, exactLengthLists: batch.length.filter((l) => l === 0).length / batch.length.length,
           itemsPerList: items / batch.results.length, invalidItemFraction: items === 0 ? 0 : invalid / items,
+          misalignedLists: tokenSpans.misaligned,
         },
         trl: { ...rankRewardMetrics(rewards, S, ranks), ...rewardFunctionMeans({ rank: batch.rewards, length: batch.length }) },
       };
     },
     advantages(rewards, rollout) {
       const { advantages, stats } = rankAdvantagesSync(rewards.rewards, { ...options.advantages, candidates: S, ranks });
-      const { segments, eos, misaligned } = segmentRollout(rewards, rollout, tokenizer, ranks);
+      const { segments, eos } = rewards.tokenSpans;
       const tokens = tokenAdvantagesSync({ advantages, mask: rollout.mask, segments, eosPositions: eos }, options.tokenAdvantages);
       return {
         signal: { advantages: tokens.advantages, lossMask: tokens.lossMask, segments },
-        stats: { equalRewardCells: stats.fracCellsEqual, misalignedLists: misaligned },
+        stats: { equalRewardCells: stats.fracCellsEqual },
       };
     },
     async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {

@@ -4,7 +4,7 @@
  * Percent signs, dollar signs and degree marks are treated as units and dropped, so "20\%" equals
  * "20" but never 0.2 or 2000 (no percent×100 acceptance).
  */
-import { closingBrace } from '../boxed.js';
+import { closingBrace } from '../../text/boxed.js';
 
 const WRAPPERS: readonly (readonly [string, string])[] = [
   ['$$', '$$'],
