@@ -1,6 +1,6 @@
 // Peak extra memory of one fused linear log-prob call (forward, then backward), measured in a fresh
 // process so that nothing else has raised the peak: VmHWM after the call minus VmRSS before it.
-// Prints one JSON line; bench/logprob.bench.js runs it. Usage: node bench/fused-memory.js T H V
+// Prints one JSON line; bench/linear-logprob.bench.js runs it. Usage: node bench/fused-memory.js T H V
 import { linearLogprobsBackwardSync, linearLogprobsSync } from '../dist/index.js';
 import { peakRssMb, rssMb } from './timing.js';
 

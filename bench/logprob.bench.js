@@ -1,35 +1,11 @@
-// Log-prob scoring: plain forward and forward+backward at (2048, 32768) and (512, 151936), and the
-// fused LM head at (T=2048, H=512, V=32768), float32 and bfloat16 inputs. Every fast result is checked
-// against the float64 reference in the same run before it is timed. Run: npm run build && node bench/logprob.bench.js
-import {
-  getThreads, cpuPath, fromBf16, linearLogprobsBackwardSync, linearLogprobsSync, logprobs, logprobsBackwardSync, logprobsSync,
-  matmulBf16Native, toBf16,
-} from '../dist/index.js';
-import { linearLogitsReference, logprobsReference } from '../dist/reference/logprob.js';
-import { native } from '../dist/binding.js';
+// Log-prob scoring: plain forward and forward+backward at (2048, 32768) and (512, 151936). Every fast result is
+// checked against the float64 reference in the same run before it is timed. The fused LM head:
+// bench/linear-logprob.bench.js. Run: npm run build && node bench/logprob.bench.js
+import { getThreads, cpuPath, logprobs, logprobsBackwardSync, logprobsSync } from '../dist/index.js';
+import { logprobsReference } from '../dist/reference/logprob.js';
+import { randomLogits, targetsFor } from './logits.js';
 import { measureRoofs } from './roof.js';
-import { execFileSync } from 'node:child_process';
-import { asyncCopyCost, fixed, measure, once } from './timing.js';
-
-function randomLogits(n, seed) {
-  let state = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = (state / 4294967296 - 0.5) * 8;
-  }
-  return out;
-}
-
-function targetsFor(rows, vocab) {
-  return Int32Array.from({ length: rows }, (_, t) => (t * 7919) % vocab);
-}
-
-function maxAbsDiff(a, b) {
-  let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
-  return worst;
-}
+import { asyncCopyCost, fixed, maxAbsDiff, measure, once } from './timing.js';
 
 function verifyPlain(logits, targets) {
   const sample = 64; // the float64 reference on every row would dominate the run; 64 rows suffice
@@ -67,80 +43,9 @@ function plainRows(roofs) {
   return rows;
 }
 
-function fusedRows(roofs) {
-  const T = 2048, H = 512, V = 32768;
-  const hidden = randomLogits(T * H, 1).map((x) => x / 8);
-  const weight = randomLogits(V * H, 2).map((x) => x / 64);
-  const targets = targetsFor(T, V);
-  const check = 32;
-  const refLogits = linearLogitsReference(hidden.subarray(0, check * H), weight, check);
-  const error = maxAbsDiff(linearLogprobsSync(hidden.subarray(0, check * H), weight, targets.subarray(0, check)).logp,
-    logprobsReference(refLogits, targets.subarray(0, check)).logp);
-  if (error > 1e-3) throw new Error(`linearLogprobs differs from the reference by ${error}`);
-  const flops = 2 * T * H * V;
-  const fused = measure('fused forward', () => linearLogprobsSync(hidden, weight, targets), 5);
-  const memory = JSON.parse(execFileSync(process.execPath, [new URL('./fused-memory.js', import.meta.url).pathname, T, H, V], { encoding: 'utf8' }));
-  const gradLogp = new Float32Array(T).fill(1);
-  const fusedBackward = measure('fused backward', () => linearLogprobsBackward(hidden, weight, targets, gradLogp), 3);
-  const logits = new Float32Array(T * V); // [T, V]: the unfused path's 256 MB
-  const gemmCall = () => native().gemm(false, true, T, V, H, 1, hidden, H, weight, H, 0, logits, V, false);
-  const gemm = measure('GEMM alone', gemmCall, 5);
-  const unfused = measure('unfused (GEMM + logprobs)', () => {
-    gemmCall();
-    logprobsSync(logits, targets);
-  }, 5);
-  const workspaceMb = (256 * 4096 * 4) / 2 ** 20;
-  return [
-    { kernel: 'fused linear forward', shape: `${T}x${H}x${V}`, ms: fused.ms, rme: fused.rme, GFLOPs: flops / fused.ms / 1e6,
-      fmaRoof: flops / fused.ms / 1e6 / roofs.fmaGflops, vsGemm: fused.ms / gemm.ms, vsUnfused: fused.ms / unfused.ms, workspaceMb,
-      peakExtraMb: memory.forwardPeakExtraMb, maxError: error },
-    { kernel: 'fused linear backward', shape: `${T}x${H}x${V}`, ms: fusedBackward.ms, rme: fusedBackward.rme,
-      GFLOPs: (4 * flops) / fusedBackward.ms / 1e6, fmaRoof: (4 * flops) / fusedBackward.ms / 1e6 / roofs.fmaGflops,
-      vsGemm: fusedBackward.ms / gemm.ms, vsUnfused: NaN, workspaceMb, peakExtraMb: memory.backwardPeakExtraMb, maxError: error },
-    { kernel: 'GEMM alone (NT)', shape: `${T}x${H}x${V}`, ms: gemm.ms, rme: gemm.rme, GFLOPs: flops / gemm.ms / 1e6,
-      fmaRoof: flops / gemm.ms / 1e6 / roofs.fmaGflops, vsGemm: 1, vsUnfused: NaN, workspaceMb: 256, peakExtraMb: NaN, maxError: NaN },
-  ];
-}
-
-function linearLogprobsBackward(hidden, weight, targets, gradLogp) {
-  return native().linearLogprobBackward(hidden, weight, null, targets, 512, 1, -100, 256, 4096, gradLogp, null,
-    new Float32Array(hidden.length), new Float32Array(weight.length), null, false, false);
-}
-
-// Fused forward and forward+backward with bf16 hidden/weight against the same calls on float32 inputs. The FMA
-// roof is float32's: with AVX512_BF16, vdpbf16ps does two products per lane, so bf16 can reach 2× that roof.
-function bf16Rows(roofs) {
-  const T = 2048, H = 512, V = 32768;
-  const hidden = toBf16(randomLogits(T * H, 3).map((x) => x / 8)); // [T, H] bf16 bits
-  const weight = toBf16(randomLogits(V * H, 4).map((x) => x / 64)); // [V, H] bf16 bits
-  const wideHidden = fromBf16(hidden), wideWeight = fromBf16(weight);
-  const targets = targetsFor(T, V);
-  const check = 32;
-  const refLogits = linearLogitsReference(wideHidden.subarray(0, check * H), wideWeight, check);
-  const maxError = maxAbsDiff(linearLogprobsSync(hidden.subarray(0, check * H), weight, targets.subarray(0, check), { dtype: 'bf16' }).logp,
-    logprobsReference(refLogits, targets.subarray(0, check)).logp);
-  if (maxError > 1e-3) throw new Error(`linearLogprobs (bf16) differs from the reference by ${maxError}`);
-  const gradLogp = new Float32Array(T).fill(1 / T);
-  const flops = 2 * T * H * V;
-  const rows = [];
-  for (const [dtype, h, w] of [['bf16', hidden, weight], ['f32', wideHidden, wideWeight]]) {
-    const forward = measure(`fused ${dtype} forward`, () => linearLogprobsSync(h, w, targets, { dtype }), 5);
-    const backward = measure(`fused ${dtype} backward`, () => linearLogprobsBackwardSync(h, w, targets, gradLogp, { dtype }), 3);
-    rows.push({ dtype, forwardMs: forward.ms, backwardMs: backward.ms, fwdBwdMs: forward.ms + backward.ms,
-      GFLOPs: (5 * flops) / (forward.ms + backward.ms) / 1e6, maxError });
-  }
-  return rows.map((r) => ({ ...r, fmaRoof: r.GFLOPs / roofs.fmaGflops, vsF32: rows[1].fwdBwdMs / r.fwdBwdMs }));
-}
-
 const roofs = await measureRoofs();
 console.log(`cpu path ${cpuPath()}, ${getThreads()} threads; read roof ${fixed(roofs.readGBs, 1)} GB/s, FMA roof ${fixed(roofs.fmaGflops, 0)} GFLOP/s`);
 console.table(plainRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fixed(r.rme, 1)}%`, GBs: fixed(r.GBs, 1),
   roof: `${fixed(100 * r.roof, 0)}%`, vsRef: `${fixed(r.vsRef, 0)}×`, maxError: r.maxError.toExponential(1) })));
-console.table(fusedRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fixed(r.rme, 1)}%`, GFLOPs: fixed(r.GFLOPs, 0),
-  fmaRoof: `${fixed(100 * r.fmaRoof, 0)}%`, vsGemm: `${fixed(r.vsGemm)}×`, vsUnfused: `${fixed(r.vsUnfused)}×`,
-  workspaceMb: fixed(r.workspaceMb, 0), peakExtraMb: fixed(r.peakExtraMb, 0), maxError: Number.isFinite(r.maxError) ? r.maxError.toExponential(1) : '' })));
-console.log(`fused LM head ${2048}x${512}x${32768}, forward + backward (10·THV FLOPs: the backward redoes the statistics pass and each tile); bf16 dot products: ${matmulBf16Native() ? 'AVX512_BF16' : 'no (float32 GEMM on widened values)'}`);
-console.table(bf16Rows(roofs).map((r) => ({ ...r, forwardMs: fixed(r.forwardMs), backwardMs: fixed(r.backwardMs), fwdBwdMs: fixed(r.fwdBwdMs),
-  GFLOPs: fixed(r.GFLOPs, 0), fmaRoof: `${fixed(100 * r.fmaRoof, 0)}%`, vsF32: `${fixed(r.vsF32)}×`, maxError: r.maxError.toExponential(1) })));
 await asyncCopyCost('logprobs forward 512x151936', (x, a) => (a ? logprobs : logprobsSync)(x.logits, x.targets),
   { logits: randomLogits(512 * 151936, 5), targets: targetsFor(512, 151936) });

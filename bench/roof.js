@@ -26,3 +26,16 @@ export function measureFmaGflops(repeats = 5) {
 export async function measureRoofs() {
   return { readGBs: measureReadGBs(), fmaGflops: measureFmaGflops(), threads: getThreads(), cpuPath: cpuPath() };
 }
+
+/** A console.table row for a memory-bound kernel: median and best time, best bandwidth against the read roof (`roofs`). */
+export function readRoofRow({ name, ms, best, bytes, referenceMs, roofs }) {
+  return {
+    kernel: name,
+    'median ms': ms.toFixed(3),
+    'best ms': best.toFixed(3),
+    'GB/s (best)': (bytes / best / 1e6).toFixed(1),
+    'of read roof (best)': `${((100 * bytes) / best / 1e6 / roofs.readGBs).toFixed(0)}%`,
+    'TS reference ms': referenceMs.toFixed(1),
+    'x TS reference': (referenceMs / ms).toFixed(0),
+  };
+}

@@ -1,5 +1,5 @@
-// Shared timing helpers for the kernel benchmarks: benchmark.js statistics for sync calls,
-// and the process's peak resident memory.
+// Shared timing helpers for the kernel benchmarks: benchmark.js statistics for sync calls, median and
+// best of repeated calls, the check a fast result passes before it is timed, and the process's peak memory.
 import Benchmark from 'benchmark';
 import { readFileSync } from 'node:fs';
 
@@ -16,6 +16,41 @@ export function once(fn) {
   const start = performance.now();
   fn();
   return performance.now() - start;
+}
+
+/** Median and best milliseconds of `repeats` calls after two warm-up calls (best: on a shared machine, the least disturbed run). */
+export function timeMs(fn, repeats) {
+  fn();
+  fn();
+  const times = Array.from({ length: repeats }, () => {
+    const start = process.hrtime.bigint();
+    fn();
+    return Number(process.hrtime.bigint() - start) / 1e6;
+  }).sort((a, b) => a - b);
+  return { ms: times[Math.floor(repeats / 2)], best: times[0] };
+}
+
+/** Milliseconds of one call and its result. */
+export function onceMs(fn) {
+  const start = process.hrtime.bigint();
+  const result = fn();
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, result };
+}
+
+/** Largest |a[i] − b[i]|. */
+export function maxAbsDiff(a, b) {
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  return worst;
+}
+
+/** Throws unless every |actual − expected| ≤ 1e-6 + 1e-4·|expected|. */
+export function assertClose(name, actual, expected) {
+  let worst = 0;
+  for (let i = 0; i < actual.length; i++) {
+    worst = Math.max(worst, Math.abs(actual[i] - expected[i]) / (1e-6 + 1e-4 * Math.abs(expected[i])));
+  }
+  if (!(worst <= 1)) throw new Error(`${name}: native result differs from the reference (worst scaled error ${worst})`);
 }
 
 /** Peak resident set size of this process so far, in MB (VmHWM). */

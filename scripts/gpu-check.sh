@@ -46,7 +46,7 @@ native_binaries() {
     cmake --build build-gpu --target grpo_cuda_parity grpo_cuda_host_check -j "$jobs" >>build-gpu.log 2>&1 ||
     { tail -40 build-gpu.log; return 1; }
   echo "built in $((SECONDS - start)) s"
-  bin=build-gpu/native/cuda
+  bin=build-gpu/native/cuda/tests
 }
 
 node_side() {

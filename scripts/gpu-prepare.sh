@@ -15,7 +15,7 @@ cmake -S . -B build-gpu-prep -G Ninja -DGRPO_WITH_CUDA=ON -DGRPO_BUILD_TESTS=OFF
 cmake --build build-gpu-prep --target grpo_cuda_parity grpo_cuda_host_check -j 2
 npx cmake-js build --out build-gpu-prep-addon --CDGRPO_WITH_CUDA=ON --CDGRPO_BUILD_TESTS=OFF \
   --CDGRPO_CUDA_ARCHITECTURES="$arch-real" --parallel 2 >/dev/null
-cp build-gpu-prep/native/cuda/{grpo_cuda_parity,grpo_cuda_host_check} build-gpu-prep-addon/Release/grpo_native.node \
+cp build-gpu-prep/native/cuda/tests/{grpo_cuda_parity,grpo_cuda_host_check} build-gpu-prep-addon/Release/grpo_native.node \
   build-gpu-prep-addon/cuda/grpo_native_cuda.node "$carry/bin/"
 echo "sm_$arch at $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + uncommitted changes'), $(date -u +%FT%TZ)" >"$carry/bin/BUILT"
 npx tsc -p tsconfig.json

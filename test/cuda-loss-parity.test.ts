@@ -2,7 +2,7 @@
 // finds a usable GPU; elsewhere that suite is skipped with the printed reason (the one skip the project allows).
 // The no-GPU path (device 'cuda' → GRPO_CUDA_UNAVAILABLE, 'auto' → the CPU's result) runs everywhere.
 //
-// Tolerances (docs/cuda.md): the GPU evaluates the same per-token terms (native/kernels/loss_token.h) with the
+// Tolerances (docs/cuda.md): the GPU evaluates the same per-token terms (native/kernels/loss/loss_token.h) with the
 // device's expf instead of the CPU's polynomial and with fused multiply-adds, so a ratio or KL term can differ by
 // a few float ulps, and it sums in another (fixed) order. Gradients: 1e-5 of the largest |gradient| (the direct
 // and routed parts of a token can cancel) plus 1e-4 relative. Loss: 1e-5·(1 + 4·Σ|gradient|), since each

@@ -1,5 +1,5 @@
 // Advantages: group-normalised outcome rewards (TRL / verl / OpenRLHF), rank-wise advantages
-// (Rank-GRPO, ReMaRk) and their placement on tokens. Native kernels: native/kernels/advantage*.cc.
+// (Rank-GRPO, ReMaRk) and their placement on tokens. Native kernels: native/kernels/advantage/advantage*.cc.
 import { kernelBinding, type CudaBinding, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';

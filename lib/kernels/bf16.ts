@@ -1,5 +1,5 @@
 // bfloat16 bit patterns (the high 16 bits of an IEEE float32) in Uint16Arrays: the storage of `dtype: 'bf16'`
-// inputs. Rounding is to nearest even, as native/kernels/bf16.h and CUDA's __float2bfloat16_rn.
+// inputs. Rounding is to nearest even, as native/kernels/runtime/bf16.h and CUDA's __float2bfloat16_rn.
 import * as check from '../validate.js';
 
 /**

@@ -1,5 +1,5 @@
 // The clipped GRPO policy loss family with its analytic backward (dL/dlogp), reproducing TRL,
-// verl, OpenRLHF and Rank-GRPO. Native kernel: native/kernels/loss*.cc. Presets: ./presets.ts.
+// verl, OpenRLHF and Rank-GRPO. Native kernel: native/kernels/loss/loss*.cc. Presets: ./presets.ts.
 import { kernelBinding, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';

@@ -1,5 +1,5 @@
 // Advantages onto tokens: Rank-GRPO's per-item scatter with length shaping, and the broadcast of
-// sequence advantages under a truncation policy. Native kernels: native/kernels/advantage_tokens.cc.
+// sequence advantages under a truncation policy. Native kernels: native/kernels/advantage/advantage_tokens.cc.
 import { kernelBinding, type Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';

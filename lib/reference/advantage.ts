@@ -1,4 +1,4 @@
-// Plain float64 references of the advantage kernels (native/kernels/advantage*.cc), written
+// Plain float64 references of the advantage kernels (native/kernels/advantage/advantage*.cc), written
 // for clarity: tests and benches compare the native results with these.
 
 /** Normalisation options, as resolved by lib/kernels/advantage.ts. */

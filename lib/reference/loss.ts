@@ -1,4 +1,4 @@
-// Plain float64 reference of the policy loss (native/kernels/loss*.cc): forward and analytic
+// Plain float64 reference of the policy loss (native/kernels/loss/loss*.cc): forward and analytic
 // backward, one token at a time. Tests check its gradient against finite differences of its
 // loss, and the native kernel against it.
 import type { ResolvedLossOptions } from '../kernels/loss.js';

@@ -5,7 +5,7 @@
 #include "grpo/grpo.h"
 #include "napi_util.h"
 #include "registry.h"
-#include "roofline.h"
+#include "runtime/roofline.h"
 
 namespace grpo::addon {
 

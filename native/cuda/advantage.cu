@@ -1,5 +1,5 @@
 // Group and rank-wise advantage normalisation on the GPU. One thread per group computes the group's
-// mean and std (ddof 1) in double in the CPU's member order (native/kernels/advantage.cc), so group
+// mean and std (ddof 1) in double in the CPU's member order (native/kernels/advantage/advantage.cc), so group
 // statistics and advantages are bitwise the CPU's; index groups use the same counting-sort order, built
 // on the host. The whole-batch statistics (scale "batch" and the returned stats) come from a one-block
 // tree reduction: deterministic, but summed in another order than the CPU (|Δ| ~ 1e-16 relative in double).
@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "device.cuh"
-#include "advantage_checks.h"
-#include "group_index.h"
+#include "advantage/advantage_checks.h"
+#include "advantage/group_index.h"
 #include "grpo/advantage.h"
 #include "reduce.cuh"
 
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(kBatchThreads) batch_kernel(const float* rewar
     *out = {mean, valid >= 2 ? sqrt(squares / static_cast<double>(valid - 1)) : CUDART_NAN, static_cast<int64_t>(valid)};
 }
 
-// TRL's is_std_zero, as zero_std_for_logging in native/kernels/advantage.cc: the std of one row is 0.
+// TRL's is_std_zero, as zero_std_for_logging in native/kernels/advantage/advantage.cc: the std of one row is 0.
 __device__ bool zero_std_for_logging(double scale_std, int64_t rows) { return rows == 1 || fabs(scale_std) <= 1e-8; }
 
 __global__ void group_kernel(const float* rewards, int64_t n, GroupView v, grpo_advantage_options o, const Stat* batch,

@@ -1,9 +1,9 @@
 // Advantages onto tokens on the GPU: Rank-GRPO's per-item scatter with length shaping (one thread per row)
 // and the broadcast of sequence advantages under a truncation policy (one thread per token). Same float
-// operations in the same order as native/kernels/advantage_tokens.cc, so the outputs are bitwise the CPU's.
+// operations in the same order as native/kernels/advantage/advantage_tokens.cc, so the outputs are bitwise the CPU's.
 // Index checks (segments >= -1, eos_positions in [-1, cols)) run on the host before the copy.
 #include "device.cuh"
-#include "advantage_checks.h"
+#include "advantage/advantage_checks.h"
 #include "grpo/advantage.h"
 
 namespace grpo::cuda {

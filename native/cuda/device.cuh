@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "error.h"
+#include "runtime/error.h"
 
 namespace grpo::cuda {
 

@@ -1,19 +1,19 @@
 // Fused LM head + log-prob on the GPU: logits = hidden · weightᵀ (+ bias) exist one [row chunk, vocab chunk]
 // tile at a time (tensor-core GEMM, tile_gemm.cuh), reduced per row with an online log-sum-exp as on the CPU
-// (native/kernels/linear_logprob.cc). The backward recomputes each tile, turns it into d(loss)/d(logits) in
+// (native/kernels/logprob/linear_logprob.cc). The backward recomputes each tile, turns it into d(loss)/d(logits) in
 // place and multiplies it out into grad_hidden and grad_weight. Workspace: one tile, at most
 // kTileRows × chunk_vocab floats. Chunked rather than epilogue-fused: the tile makes one trip through HBM/L2.
 // hidden and weight are float32 (the 3xTF32 GEMM) or bfloat16 (the bf16 tensor-core GEMM, which rounds the
 // float32 gradient tile to bf16 as it loads it, as the CPU does: grpo/logprob.h). The argument checks are the
-// CPU's (native/kernels/linear_logprob_checks.h).
+// CPU's (native/kernels/logprob/linear_logprob_checks.h).
 #include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "device.cuh"
 #include "grpo/logprob.h"
-#include "linear_logprob_checks.h"
 #include "linear_logprob_device.cuh"
+#include "logprob/linear_logprob_checks.h"
 #include "row_math.cuh"
 #include "tile_gemm.cuh"
 

@@ -7,7 +7,7 @@
 
 #include "device.cuh"
 #include "grpo/logprob.h"
-#include "linear_logprob_checks.h"
+#include "logprob/linear_logprob_checks.h"
 #include "row_math.cuh"
 
 namespace grpo::cuda {
@@ -82,7 +82,7 @@ struct Flags {
   }
 };
 
-// The CPU's checks (native/kernels/logprob.cc), shared through linear_logprob_checks.h where they coincide.
+// The CPU's checks (native/kernels/logprob/logprob.cc), shared through linear_logprob_checks.h where they coincide.
 void check_common(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                   const grpo_logprob_options* options) {
   linear_logprob_checks::logits_options_and_shape(logits, targets, rows, vocab, options);

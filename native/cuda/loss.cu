@@ -1,5 +1,5 @@
 // The policy loss on the GPU (the C ABI of native/include/grpo/loss.h): the CPU's scalar math
-// (native/kernels/loss_token.h) and host steps (loss_host.h) in four kernels, every reduction in a
+// (native/kernels/loss/loss_token.h) and host steps (loss_host.h) in four kernels, every reduction in a
 // fixed order, so the result is the same on every run:
 //   1. one block per row: Σ mask, the row's mean log-ratio and VESPO sum (block tree), the first bad
 //      input (a minimum), and at the item level the bins' mean log-ratios, summed by one thread in
@@ -14,9 +14,9 @@
 
 #include "device.cuh"
 #include "grpo/loss.h"
-#include "loss.h"
-#include "loss_host.h"
-#include "loss_token.h"
+#include "loss/loss.h"
+#include "loss/loss_host.h"
+#include "loss/loss_token.h"
 #include "reduce.cuh"
 
 namespace grpo::cuda {

@@ -1,5 +1,5 @@
 // Philox4x32-10 and the draw's 64-bit uniform, callable on host and device: the same rounds, constants and
-// counter layout as native/kernels/philox.h (which is host-only C++), so the GPU draws what the CPU draws.
+// counter layout as native/kernels/runtime/philox.h (which is host-only C++), so the GPU draws what the CPU draws.
 // test/cuda-parity.test.ts compares the two samplers token for token.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Per-row softmax math on the device, shared by the plain and fused log-prob kernels and the sampler.
-// exp_nonpositive is the CPU's polynomial (native/kernels/simd.h) with every a·b + c as one fused
+// exp_nonpositive is the CPU's polynomial (native/kernels/runtime/simd.h) with every a·b + c as one fused
 // multiply-add, which is what GCC emits in the AVX2 and AVX-512 clones (-ffp-contract=fast): the same
 // bits as the CPU on any machine with FMA (the sampler's draws depend on them; host_check.cu checks it).
 #pragma once
@@ -14,7 +14,7 @@ namespace grpo::cuda {
 
 constexpr float kExpUnderflow = -103.9f;
 
-// Bit casts usable on host and device (the host side serves native/cuda/host_check.cu).
+// Bit casts usable on host and device (the host side serves native/cuda/tests/host_check.cu).
 __host__ __device__ inline uint32_t float_bits(float f) {
 #ifdef __CUDA_ARCH__
   return __float_as_uint(f);

@@ -8,9 +8,9 @@
 #include "device.cuh"
 #include "grpo/sampling.h"
 #include "philox.cuh"
+#include "sampling/sampling_params.h"
+#include "sampling/sampling_passes.h"
 #include "sampling_device.cuh"
-#include "sampling_params.h"
-#include "sampling_passes.h"
 #include "sampling_row.cuh"
 
 namespace grpo::cuda::sampling {

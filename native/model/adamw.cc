@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "adamw_rule.h"
-#include "error.h"
-#include "thread_pool.h"
+#include "runtime/error.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

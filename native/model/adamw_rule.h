@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "error.h"
 #include "grpo/model.h"
+#include "runtime/error.h"
 
 #ifdef __CUDACC__
 #define GRPO_ADAMW_HD __host__ __device__ inline

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gemm.h"
-#include "simd.h"
-#include "thread_pool.h"
+#include "gemm/gemm.h"
+#include "runtime/simd.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

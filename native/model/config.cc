@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "error.h"
+#include "runtime/error.h"
 
 namespace grpo::model {
 

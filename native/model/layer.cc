@@ -6,7 +6,7 @@
 #include "linear.h"
 #include "mlp.h"
 #include "rmsnorm.h"
-#include "thread_pool.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

@@ -1,8 +1,8 @@
 #include "linear.h"
 
-#include "gemm.h"
-#include "gemm_bf16.h"
-#include "thread_pool.h"
+#include "gemm/gemm.h"
+#include "gemm/gemm_bf16.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

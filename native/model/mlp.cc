@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "linear.h"
-#include "thread_pool.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "error.h"
 #include "grpo/logprob.h"
 #include "rmsnorm.h"
-#include "thread_pool.h"
+#include "runtime/error.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

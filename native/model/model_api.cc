@@ -3,12 +3,12 @@
 #include <cstring>
 
 #include "adamw.h"
-#include "error.h"
 #include "generate.h"
 #include "grpo/model.h"
 #include "linear.h"
 #include "model.h"
 #include "model_api_checks.h"
+#include "runtime/error.h"
 
 struct grpo_model {
   grpo::model::Model impl;

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "error.h"
 #include "grpo/model.h"
 #include "params.h"
+#include "runtime/error.h"
 
 namespace grpo::model {
 

@@ -1,6 +1,6 @@
 #include "pack.h"
 
-#include "error.h"
+#include "runtime/error.h"
 
 namespace grpo::model {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "thread_pool.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

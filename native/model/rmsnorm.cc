@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "simd.h"
-#include "thread_pool.h"
+#include "runtime/simd.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "error.h"
-#include "thread_pool.h"
+#include "runtime/error.h"
+#include "runtime/thread_pool.h"
 
 namespace grpo::model {
 

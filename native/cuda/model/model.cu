@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "kernels.cuh"
-#include "linear_logprob_checks.h"
 #include "linear_logprob_device.cuh"
+#include "logprob/linear_logprob_checks.h"
 #include "rope.h"
 
 namespace grpo::cuda::model {

@@ -1,0 +1,158 @@
+// gemm against the triple-loop reference: every kernel path this CPU runs, all transpose
+// combinations, odd shapes (edge tiles, several k-chunks and row/column chunks), alpha/beta,
+// leading dimensions wider than the matrices, and bitwise equality across thread counts.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "check.h"
+#include "gemm.h"
+#include "gemm_bf16.h"
+#include "gemm_kernels.h"
+#include "gemm_reference.h"
+#include "grpo/gemm.h"
+#include "grpo/grpo.h"
+
+namespace {
+
+using grpo::gemm_detail::TileKernel;
+
+struct Case {
+  bool ta, tb;
+  int64_t M, N, K;
+  float alpha, beta;
+  int64_t pad;  // extra columns in every leading dimension
+};
+
+// Runs `kernel` and the reference on the same inputs; C's padding columns must stay untouched.
+void matches_reference(const TileKernel& kernel, const Case& c) {
+  const int64_t lda = (c.ta ? c.M : c.K) + c.pad, ldb = (c.tb ? c.K : c.N) + c.pad, ldc = c.N + c.pad;
+  const int64_t a_rows = c.ta ? c.K : c.M, b_rows = c.tb ? c.N : c.K;
+  std::vector<float> A = grpo::test::random_floats(a_rows * lda, 1.0f, 1);  // [a_rows, lda]
+  std::vector<float> B = grpo::test::random_floats(b_rows * ldb, 1.0f, 2);  // [b_rows, ldb]
+  std::vector<float> C = grpo::test::random_floats(c.M * ldc, 1.0f, 3);     // [M, ldc]
+  std::vector<float> R = C;
+  grpo::gemm_detail::gemm_with(kernel, c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, C.data(), ldc);
+  grpo::gemm_reference(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, R.data(), ldc);
+  const double tol = 2e-6 * std::sqrt(static_cast<double>(c.K) + 1.0) * 4.0;
+  if (!grpo::test::close(kernel.name, C.data(), R.data(), C.size(), tol, 1e-5))
+    std::fprintf(stderr, "  case ta=%d tb=%d M=%lld N=%lld K=%lld alpha=%g beta=%g pad=%lld\n", c.ta, c.tb,
+                 static_cast<long long>(c.M), static_cast<long long>(c.N), static_cast<long long>(c.K), c.alpha, c.beta,
+                 static_cast<long long>(c.pad));
+}
+
+// beta = 0 must ignore C entirely, NaN included.
+void beta_zero_ignores_nan(const TileKernel& kernel) {
+  const int64_t M = 17, N = 40, K = 9;
+  std::vector<float> A = grpo::test::random_floats(M * K, 1.0f, 7), B = grpo::test::random_floats(K * N, 1.0f, 8);
+  std::vector<float> C(M * N, NAN), R(M * N, 0.0f);
+  grpo::gemm_detail::gemm_with(kernel, false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, C.data(), N);
+  grpo::gemm_reference(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, R.data(), N);
+  grpo::test::close(kernel.name, C.data(), R.data(), C.size(), 1e-5, 1e-5);
+}
+
+// Shapes chosen to hit: single elements, partial tiles in rows and columns, K = 0, several
+// k-chunks (K > 512), several row chunks (M > 2048) and column chunks (N > 2048).
+std::vector<Case> cases() {
+  std::vector<Case> list;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      list.push_back({ta, tb, 1, 1, 1, 1.0f, 0.0f, 0});
+      list.push_back({ta, tb, 13, 45, 7, 0.5f, 1.0f, 3});
+      list.push_back({ta, tb, 15, 33, 1, -1.0f, 0.25f, 0});
+      list.push_back({ta, tb, 28, 47, 16, 1.0f, 0.5f, 2});
+      list.push_back({ta, tb, 14, 31, 40, 1.0f, 0.0f, 1});
+      list.push_back({ta, tb, 64, 600, 300, 1.0f, 0.0f, 0});
+      list.push_back({ta, tb, 29, 70, 1100, 2.0f, -0.5f, 5});
+      list.push_back({ta, tb, 5, 3, 0, 1.0f, 2.0f, 1});
+      list.push_back({ta, tb, 3, 2100, 20, 1.0f, 1.0f, 16});
+    }
+  list.push_back({false, true, 2100, 40, 30, 1.0f, 0.0f, 0});
+  list.push_back({true, false, 2100, 33, 520, 1.0f, 1.0f, 2});
+  return list;
+}
+
+std::vector<TileKernel> kernels_for_this_cpu() {
+  std::vector<TileKernel> list{grpo::gemm_detail::generic_kernel()};
+  const char* path = grpo_cpu_path();
+  if (std::strcmp(path, "avx2") == 0 || std::strcmp(path, "avx512") == 0) list.push_back(grpo::gemm_detail::avx2_kernel());
+  if (std::strcmp(path, "avx512") == 0) list.push_back(grpo::gemm_detail::avx512_kernel());
+  return list;
+}
+
+void same_bits_for_any_thread_count(bool ta, bool tb) {
+  const int64_t M = 37, N = 1100, K = 1300;
+  std::vector<float> A = grpo::test::random_floats(M * K, 1.0f, 4), B = grpo::test::random_floats(N * K, 1.0f, 5);
+  std::vector<float> one(M * N, 1.0f), two(M * N, 1.0f);
+  const int64_t lda = ta ? M : K, ldb = tb ? K : N;
+  grpo_set_num_threads(1);
+  grpo::gemm(ta, tb, M, N, K, 1.0f, A.data(), lda, B.data(), ldb, 0.5f, one.data(), N);
+  grpo_set_num_threads(2);
+  grpo::gemm(ta, tb, M, N, K, 1.0f, A.data(), lda, B.data(), ldb, 0.5f, two.data(), N);
+  CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
+}
+
+float round_to_bf16(float x) {  // nearest even, as vcvtne2ps2bf16 does for finite x
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
+// gemm_bf16 equals the reference on bf16-rounded inputs (float32 sums), where it is native.
+void bf16_matches_rounded_reference(const Case& c) {
+  const int64_t lda = (c.ta ? c.M : c.K) + c.pad, ldb = (c.tb ? c.K : c.N) + c.pad, ldc = c.N + c.pad;
+  std::vector<float> A = grpo::test::random_floats((c.ta ? c.K : c.M) * lda, 1.0f, 21);  // [rows of stored A, lda]
+  std::vector<float> B = grpo::test::random_floats((c.tb ? c.N : c.K) * ldb, 1.0f, 22);  // [rows of stored B, ldb]
+  std::vector<float> C = grpo::test::random_floats(c.M * ldc, 1.0f, 23), R = C;           // [M, ldc]
+  grpo::gemm_bf16(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, C.data(), ldc);
+  for (float& x : A) x = round_to_bf16(x);
+  for (float& x : B) x = round_to_bf16(x);
+  grpo::gemm_reference(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, R.data(), ldc);
+  grpo::test::close("gemm_bf16", C.data(), R.data(), C.size(), 1e-5 * std::sqrt(c.K + 1.0) * 4.0, 1e-5);
+}
+
+void bf16_same_bits_for_any_thread_count() {
+  const int64_t M = 45, N = 700, K = 1031;
+  std::vector<float> A = grpo::test::random_floats(M * K, 1.0f, 24), B = grpo::test::random_floats(N * K, 1.0f, 25);
+  std::vector<float> one(M * N), two(M * N);
+  grpo_set_num_threads(1);
+  grpo::gemm_bf16(false, true, M, N, K, 1.0f, A.data(), K, B.data(), K, 0.0f, one.data(), N);
+  grpo_set_num_threads(2);
+  grpo::gemm_bf16(false, true, M, N, K, 1.0f, A.data(), K, B.data(), K, 0.0f, two.data(), N);
+  CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
+}
+
+// The C ABI checks shapes, strides and pointers before multiplying.
+void c_abi_checks_arguments() {
+  std::vector<float> A(6, 1.0f), B(12, 1.0f), C(8, 0.0f);  // [2, 3], [3, 4], [2, 4]
+  CHECK(grpo_sgemm(0, 0, 2, 4, 3, 1.0f, A.data(), 3, B.data(), 4, 0.0f, C.data(), 4) == GRPO_OK);
+  CHECK(C[0] == 3.0f && C[7] == 3.0f);
+  CHECK(grpo_sgemm(0, 0, -1, 4, 3, 1.0f, A.data(), 3, B.data(), 4, 0.0f, C.data(), 4) == GRPO_ERR_SHAPE);
+  CHECK(grpo_sgemm(0, 0, 2, 4, 3, 1.0f, A.data(), 2, B.data(), 4, 0.0f, C.data(), 4) == GRPO_ERR_SHAPE);
+  CHECK(grpo_sgemm(1, 0, 2, 4, 3, 1.0f, A.data(), 1, B.data(), 4, 0.0f, C.data(), 4) == GRPO_ERR_SHAPE);
+  CHECK(grpo_sgemm(0, 0, 2, 4, 3, 1.0f, nullptr, 3, B.data(), 4, 0.0f, C.data(), 4) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(std::strstr(grpo_last_error(), "A must not be NULL") != nullptr);
+  CHECK(grpo_sgemm_bf16(0, 1, 2, 4, 3, 1.0f, A.data(), 3, B.data(), 2, 0.0f, C.data(), 4) == GRPO_ERR_SHAPE);
+  CHECK(grpo_sgemm(0, 0, 0, 0, 0, 1.0f, nullptr, 1, nullptr, 1, 0.0f, nullptr, 1) == GRPO_OK);
+}
+
+}  // namespace
+
+int main() {
+  CHECK(std::strcmp(grpo::gemm_detail::best_kernel().name, grpo_cpu_path()) == 0);
+  for (const TileKernel& kernel : kernels_for_this_cpu()) {
+    for (const Case& c : cases()) matches_reference(kernel, c);
+    beta_zero_ignores_nan(kernel);
+  }
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) same_bits_for_any_thread_count(ta, tb);
+  c_abi_checks_arguments();
+  if (grpo::gemm_bf16_native()) {
+    for (const Case& c : cases()) bf16_matches_rounded_reference(c);
+    bf16_same_bits_for_any_thread_count();
+  }
+  std::printf("gemm_bf16 native: %s\n", grpo::gemm_bf16_native() ? "yes" : "no");
+  return grpo::test::report("test_gemm");
+}

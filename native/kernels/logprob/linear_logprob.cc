@@ -1,0 +1,194 @@
+// Fused LM head + log-prob: logits = hidden · weightᵀ (+ bias) are produced one
+// [chunk_rows, chunk_vocab] tile at a time and reduced with an online log-sum-exp, so the
+// [rows, vocab] matrix never exists (at T=8192, V=151936 it would be 5 GB of float32).
+// Backward recomputes each tile, turns it into d(loss)/d(logits) in place and multiplies it
+// out into grad_hidden and grad_weight before the next tile. The products go through a Head
+// (linear_logprob.h): float32 here, bfloat16 in linear_logprob_bf16.cc.
+#include "linear_logprob.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "gemm/gemm.h"
+#include "runtime/error.h"
+#include "runtime/thread_pool.h"
+#include "softmax_row.h"
+
+namespace grpo::linear_logprob {
+
+namespace {
+
+constexpr int64_t kDefaultChunkRows = 256;
+constexpr int64_t kDefaultChunkVocab = 4096;  // tile of 256 × 4096 floats = 4 MB
+
+// Running softmax statistics of one row across vocab tiles.
+struct OnlineRow {
+  OnlineSoftmax softmax;
+  float target_logit = 0.0f;
+};
+
+// tile [rows_in_tile, cols] = hidden[r0 ..] · weight[v0 ..]ᵀ + bias[v0 ..]
+void compute_tile(Head& head, const float* bias, int64_t r0, int64_t rows_in_tile, int64_t v0, int64_t cols, float* tile) {
+  head.logits(r0, rows_in_tile, v0, cols, tile);
+  if (!bias) return;
+  for (int64_t r = 0; r < rows_in_tile; ++r)
+    for (int64_t c = 0; c < cols; ++c) tile[r * cols + c] += bias[v0 + c];
+}
+
+void absorb_tile_row(const float* x, int64_t cols, int64_t row, int64_t v0, int32_t target, float scale, OnlineRow& state) {
+  if (target >= v0 && target < v0 + cols) state.target_logit = x[target - v0] * scale;
+  state.softmax.absorb(x, cols, scale);
+  if (!state.softmax.finite)
+    fail(GRPO_ERR_NON_FINITE, "logits row %lld (vocab %lld..) contains NaN or +Infinity", static_cast<long long>(row),
+         static_cast<long long>(v0));
+}
+
+// Statistics (lse, entropy, logp) of every row of the row block [r0, r0 + n).
+void row_block_stats(Head& head, const float* bias, const int32_t* targets, const Shape& s,
+                     const grpo_linear_logprob_options& o, int64_t r0, int64_t n, float* tile, std::vector<OnlineRow>& state) {
+  const float scale = 1.0f / o.temperature;
+  state.assign(static_cast<size_t>(n), OnlineRow{});
+  for (int64_t v0 = 0; v0 < s.vocab; v0 += s.chunk_vocab) {
+    const int64_t cols = std::min(s.chunk_vocab, s.vocab - v0);
+    compute_tile(head, bias, r0, n, v0, cols, tile);
+    parallel_for(n, 8, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        if (targets[r0 + r] == o.ignore_index) continue;
+        absorb_tile_row(tile + r * cols, cols, r0 + r, v0, targets[r0 + r], scale, state[r]);
+      }
+    });
+  }
+}
+
+struct RowOutput {
+  float max, log_sum, logp, entropy;
+};
+
+RowOutput finish_row(const OnlineRow& state, int64_t row) {
+  const OnlineSoftmax& stats = state.softmax;
+  if (stats.max == -INFINITY) fail(GRPO_ERR_VALUE_RANGE, "logits row %lld is -Infinity everywhere", static_cast<long long>(row));
+  const float log_sum = stats.log_sum();
+  return {stats.max, log_sum, (state.target_logit - stats.max) - log_sum, stats.entropy()};
+}
+
+// Turns the logits tile into its gradient in place and multiplies it out.
+void backward_tile(Head& head, const int32_t* targets, const grpo_linear_logprob_options& o, int64_t r0, int64_t n,
+                   int64_t v0, int64_t cols, const std::vector<RowOutput>& rows, float* tile, const Gradients& g) {
+  const float scale = 1.0f / o.temperature;
+  parallel_for(n, 8, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float* x = tile + r * cols;
+      const int32_t target = targets[r0 + r];
+      if (target == o.ignore_index) {
+        std::fill(x, x + cols, 0.0f);
+        continue;
+      }
+      const int64_t local_target = target >= v0 && target < v0 + cols ? target - v0 : -1;
+      softmax_row_backward(x, cols, scale, rows[r].max, rows[r].log_sum, rows[r].entropy, g.logp[r0 + r],
+                           g.entropy ? g.entropy[r0 + r] : 0.0f, local_target, x);
+    }
+  });
+  if (g.bias) {
+    parallel_for(cols, 256, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c)
+        for (int64_t r = 0; r < n; ++r) g.bias[v0 + c] += tile[r * cols + c];
+    });
+  }
+  head.multiply_out(r0, n, v0, cols, tile, g.hidden, g.weight);
+}
+
+}  // namespace
+
+Shape make_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_logprob_options& o) {
+  const int64_t chunk_rows = o.chunk_rows ? o.chunk_rows : kDefaultChunkRows;
+  const int64_t chunk_vocab = o.chunk_vocab ? o.chunk_vocab : kDefaultChunkVocab;
+  return {rows, hidden, vocab, std::min(chunk_rows, std::max<int64_t>(rows, 1)), std::min(chunk_vocab, vocab)};
+}
+
+void forward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
+             float* logp, float* entropy, float* lse) {
+  std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
+  std::vector<OnlineRow> state;
+  for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows) {
+    const int64_t n = std::min(s.chunk_rows, s.rows - r0);
+    row_block_stats(head, bias, targets, s, o, r0, n, tile.data(), state);
+    for (int64_t r = 0; r < n; ++r) {
+      const bool ignored = targets[r0 + r] == o.ignore_index;
+      const RowOutput out = ignored ? RowOutput{} : finish_row(state[r], r0 + r);
+      logp[r0 + r] = out.logp;
+      if (entropy) entropy[r0 + r] = out.entropy;
+      if (lse) lse[r0 + r] = out.max + out.log_sum;
+    }
+  }
+}
+
+void backward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
+              const Gradients& g, bool accumulate) {
+  if (!accumulate) {
+    std::fill(g.hidden, g.hidden + s.rows * s.hidden, 0.0f);
+    std::fill(g.weight, g.weight + s.vocab * s.hidden, 0.0f);
+    if (g.bias) std::fill(g.bias, g.bias + s.vocab, 0.0f);
+  }
+  std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
+  std::vector<OnlineRow> state;
+  std::vector<RowOutput> rows;
+  for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows) {
+    const int64_t n = std::min(s.chunk_rows, s.rows - r0);
+    row_block_stats(head, bias, targets, s, o, r0, n, tile.data(), state);
+    rows.resize(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r)
+      rows[r] = targets[r0 + r] == o.ignore_index ? RowOutput{} : finish_row(state[r], r0 + r);
+    for (int64_t v0 = 0; v0 < s.vocab; v0 += s.chunk_vocab) {
+      const int64_t cols = std::min(s.chunk_vocab, s.vocab - v0);
+      compute_tile(head, bias, r0, n, v0, cols, tile.data());
+      backward_tile(head, targets, o, r0, n, v0, cols, rows, tile.data(), g);
+    }
+  }
+}
+
+namespace {
+
+// float32 hidden and weight: the float32 GEMM.
+class Float32Head final : public Head {
+ public:
+  Float32Head(const float* hidden, const float* weight, const Shape& s) : hidden_(hidden), weight_(weight), s_(s) {}
+
+  void logits(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile) override {
+    gemm(false, true, n, cols, s_.hidden, 1.0f, hidden_ + r0 * s_.hidden, s_.hidden, weight_ + v0 * s_.hidden, s_.hidden,
+         0.0f, tile, cols);
+  }
+
+  void multiply_out(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile, float* grad_hidden,
+                    float* grad_weight) override {
+    const int64_t H = s_.hidden;
+    gemm(false, false, n, H, cols, 1.0f, tile, cols, weight_ + v0 * H, H, 1.0f, grad_hidden + r0 * H, H);
+    gemm(true, false, cols, H, n, 1.0f, tile, cols, hidden_ + r0 * H, H, 1.0f, grad_weight + v0 * H, H);
+  }
+
+ private:
+  const float *hidden_, *weight_;
+  Shape s_;
+};
+
+}  // namespace
+
+}  // namespace grpo::linear_logprob
+
+extern "C" grpo_status grpo_linear_logprob_forward(const float* hidden, const float* weight, const float* bias,
+                                        const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                        const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                        float* lse) {
+  return grpo::linear_logprob::forward_entry<grpo::linear_logprob::Float32Head>(hidden, weight, bias, targets, rows, hidden_size,
+                                                                           vocab, options, logp, entropy, lse);
+}
+
+extern "C" grpo_status grpo_linear_logprob_backward(const float* hidden, const float* weight, const float* bias,
+                                         const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                         const grpo_linear_logprob_options* options, const float* grad_logp,
+                                         const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                         float* grad_bias, int accumulate) {
+  return grpo::linear_logprob::backward_entry<grpo::linear_logprob::Float32Head>(
+      hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden, grad_weight,
+      grad_bias, accumulate);
+}

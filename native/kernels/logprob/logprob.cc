@@ -1,0 +1,100 @@
+// Log-prob scoring over materialised logits [rows, vocab]: forward (log-softmax + gather,
+// entropy) and backward. One row per task; each row is read from DRAM once (max and
+// finiteness check) and then from L2 (exp moments), while the next row is prefetched.
+#include "grpo/logprob.h"
+
+#include <cmath>
+
+#include "linear_logprob_checks.h"
+#include "runtime/error.h"
+#include "runtime/simd.h"
+#include "runtime/thread_pool.h"
+#include "softmax_row.h"
+
+namespace grpo {
+
+namespace {
+
+constexpr int64_t kFloatsPerTask = 1 << 16;  // about 256 KB of logits per parallel block
+
+struct RowResult {
+  float max, log_sum, logp, entropy;
+};
+
+// The scaled row's statistics; throws if the row holds NaN/+Inf or is masked out entirely.
+RowResult score_row(const float* x, int64_t vocab, int64_t row, int32_t target, float scale) {
+  if (target < 0 || target >= vocab)
+    fail(GRPO_ERR_INDEX_RANGE, "targets[%lld] = %d is outside [0, %lld)", static_cast<long long>(row), target,
+         static_cast<long long>(vocab));
+  const OnlineSoftmax stats = row_softmax(x, vocab, scale);
+  if (!stats.finite) fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(row));
+  if (stats.max == -INFINITY) fail(GRPO_ERR_VALUE_RANGE, "logits row %lld is -Infinity everywhere", static_cast<long long>(row));
+  const float log_sum = stats.log_sum();
+  // (z_target − max) − log_sum keeps full precision when |logits| is large (1e4: ulp ≈ 1e-3).
+  return {stats.max, log_sum, (x[target] * scale - stats.max) - log_sum, stats.entropy()};
+}
+
+int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }
+
+}  // namespace
+
+void logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                     const grpo_logprob_options& options, float* logp, float* entropy) {
+  const float scale = 1.0f / options.temperature;
+  parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const float* x = logits + t * vocab;
+      if (targets[t] == options.ignore_index) {
+        logp[t] = 0.0f;
+        if (entropy) entropy[t] = 0.0f;
+        continue;
+      }
+      const RowResult r = score_row(x, vocab, t, targets[t], scale);
+      logp[t] = r.logp;
+      if (entropy) entropy[t] = r.entropy;
+    }
+  });
+}
+
+void logprob_backward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                      const grpo_logprob_options& options, const float* grad_logp, const float* grad_entropy,
+                      float* grad_logits) {
+  const float scale = 1.0f / options.temperature;
+  parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const float* x = logits + t * vocab;
+      float* out = grad_logits + t * vocab;
+      const float g_entropy = grad_entropy ? grad_entropy[t] : 0.0f;
+      if (!std::isfinite(grad_logp[t]) || !std::isfinite(g_entropy))
+        fail(GRPO_ERR_NON_FINITE, "upstream gradient at row %lld is not finite", static_cast<long long>(t));
+      if (targets[t] == options.ignore_index) {
+        for (int64_t j = 0; j < vocab; ++j) out[j] = 0.0f;
+        continue;
+      }
+      const RowResult r = score_row(x, vocab, t, targets[t], scale);
+      softmax_row_backward(x, vocab, scale, r.max, r.log_sum, r.entropy, grad_logp[t], g_entropy, targets[t], out);
+    }
+  });
+}
+
+}  // namespace grpo
+
+extern "C" grpo_status grpo_logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                            const grpo_logprob_options* options, float* logp, float* entropy) {
+  return grpo::guarded([&] {
+    grpo::linear_logprob_checks::logits_options_and_shape(logits, targets, rows, vocab, options);
+    if (rows > 0 && !logp) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "logp must not be NULL");
+    grpo::logprob_forward(logits, targets, rows, vocab, *options, logp, entropy);
+  });
+}
+
+extern "C" grpo_status grpo_logprob_backward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                             const grpo_logprob_options* options, const float* grad_logp,
+                                             const float* grad_entropy, float* grad_logits) {
+  return grpo::guarded([&] {
+    grpo::linear_logprob_checks::logits_options_and_shape(logits, targets, rows, vocab, options);
+    if (rows > 0 && (!grad_logp || !grad_logits))
+      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
+    grpo::logprob_backward(logits, targets, rows, vocab, *options, grad_logp, grad_entropy, grad_logits);
+  });
+}

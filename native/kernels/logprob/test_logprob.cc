@@ -1,0 +1,110 @@
+// Log-prob kernels against the double-precision reference, plain and fused, with adversarial rows.
+#include <cstring>
+#include <vector>
+
+#include "check.h"
+#include "gemm/gemm_reference.h"
+#include "grpo/logprob.h"
+#include "logprob_reference.h"
+
+using grpo::test::close;
+using grpo::test::random_floats;
+
+namespace {
+
+void plain_matches_reference(int64_t rows, int64_t vocab, float scale, float temperature, uint32_t seed) {
+  std::vector<float> logits = random_floats(rows * vocab, scale, seed);  // [rows, vocab]
+  std::vector<int32_t> targets(rows);
+  for (int64_t t = 0; t < rows; ++t) targets[t] = t % 5 == 4 ? -100 : static_cast<int32_t>((t * 7919) % vocab);
+  if (rows > 1 && vocab > 2) logits[vocab + 1] = -INFINITY;  // a masked entry that is not the target
+  grpo_logprob_options options{temperature, -100};
+  std::vector<float> logp(rows), entropy(rows), grad(rows * vocab);
+  std::vector<double> ref_logp(rows), ref_entropy(rows), ref_grad(rows * vocab);
+  CHECK(grpo_logprob_forward(logits.data(), targets.data(), rows, vocab, &options, logp.data(), entropy.data()) == GRPO_OK);
+  grpo::reference::logprob_forward(logits.data(), targets.data(), rows, vocab, temperature, -100, ref_logp.data(),
+                                   ref_entropy.data());
+  close("logp", logp.data(), ref_logp.data(), rows, 2e-5, 2e-5);
+  close("entropy", entropy.data(), ref_entropy.data(), rows, 2e-5, 2e-5);
+  std::vector<float> g_logp = random_floats(rows, 1.0f, seed + 1), g_entropy = random_floats(rows, 1.0f, seed + 2);
+  CHECK(grpo_logprob_backward(logits.data(), targets.data(), rows, vocab, &options, g_logp.data(), g_entropy.data(),
+                              grad.data()) == GRPO_OK);
+  grpo::reference::logprob_backward(logits.data(), targets.data(), rows, vocab, temperature, -100, g_logp.data(),
+                                    g_entropy.data(), ref_grad.data());
+  close("grad_logits", grad.data(), ref_grad.data(), grad.size(), 1e-6, 1e-4);
+}
+
+void fused_matches_plain(int64_t rows, int64_t hidden, int64_t vocab, int64_t chunk_rows, int64_t chunk_vocab) {
+  std::vector<float> h = random_floats(rows * hidden, 1.0f, 11), w = random_floats(vocab * hidden, 0.5f, 12);
+  std::vector<float> bias = random_floats(vocab, 0.1f, 13);
+  std::vector<int32_t> targets(rows);
+  for (int64_t t = 0; t < rows; ++t) targets[t] = t == 1 ? -100 : static_cast<int32_t>((t * 31) % vocab);
+  std::vector<float> logits(rows * vocab);  // [rows, vocab], materialised only for the comparison
+  grpo::gemm_reference(false, true, rows, vocab, hidden, 1.0f, h.data(), hidden, w.data(), hidden, 0.0f, logits.data(), vocab);
+  for (int64_t t = 0; t < rows; ++t)
+    for (int64_t v = 0; v < vocab; ++v) logits[t * vocab + v] += bias[v];
+  grpo_logprob_options plain{0.7f, -100};
+  grpo_linear_logprob_options fused{0.7f, -100, chunk_rows, chunk_vocab};
+  std::vector<float> logp(rows), entropy(rows), f_logp(rows), f_entropy(rows), lse(rows);
+  CHECK(grpo_logprob_forward(logits.data(), targets.data(), rows, vocab, &plain, logp.data(), entropy.data()) == GRPO_OK);
+  CHECK(grpo_linear_logprob_forward(h.data(), w.data(), bias.data(), targets.data(), rows, hidden, vocab, &fused,
+                                    f_logp.data(), f_entropy.data(), lse.data()) == GRPO_OK);
+  close("fused logp", f_logp.data(), logp.data(), rows, 1e-4, 1e-4);
+  close("fused entropy", f_entropy.data(), entropy.data(), rows, 1e-4, 1e-4);
+
+  std::vector<float> g_logp = random_floats(rows, 1.0f, 14), g_entropy = random_floats(rows, 1.0f, 15);
+  std::vector<float> grad_logits(rows * vocab), ref_gh(rows * hidden), ref_gw(vocab * hidden), ref_gb(vocab, 0.0f);
+  CHECK(grpo_logprob_backward(logits.data(), targets.data(), rows, vocab, &plain, g_logp.data(), g_entropy.data(),
+                              grad_logits.data()) == GRPO_OK);
+  grpo::gemm_reference(false, false, rows, hidden, vocab, 1.0f, grad_logits.data(), vocab, w.data(), hidden, 0.0f,
+                       ref_gh.data(), hidden);
+  grpo::gemm_reference(true, false, vocab, hidden, rows, 1.0f, grad_logits.data(), vocab, h.data(), hidden, 0.0f,
+                       ref_gw.data(), hidden);
+  for (int64_t t = 0; t < rows; ++t)
+    for (int64_t v = 0; v < vocab; ++v) ref_gb[v] += grad_logits[t * vocab + v];
+  std::vector<float> gh(rows * hidden), gw(vocab * hidden), gb(vocab);
+  CHECK(grpo_linear_logprob_backward(h.data(), w.data(), bias.data(), targets.data(), rows, hidden, vocab, &fused,
+                                     g_logp.data(), g_entropy.data(), gh.data(), gw.data(), gb.data(), 0) == GRPO_OK);
+  close("grad_hidden", gh.data(), ref_gh.data(), gh.size(), 1e-4, 1e-3);
+  close("grad_weight", gw.data(), ref_gw.data(), gw.size(), 1e-4, 1e-3);
+  close("grad_bias", gb.data(), ref_gb.data(), gb.size(), 1e-4, 1e-3);
+}
+
+void bad_inputs_return_status() {
+  std::vector<float> logits = {0.0f, 1.0f, NAN, 2.0f};
+  std::vector<int32_t> targets = {0, 1};
+  std::vector<float> logp(2);
+  grpo_logprob_options options{1.0f, -100};
+  CHECK(grpo_logprob_forward(logits.data(), targets.data(), 2, 2, &options, logp.data(), nullptr) == GRPO_ERR_NON_FINITE);
+  CHECK(std::strstr(grpo_last_error(), "row 1") != nullptr);
+  logits[2] = 0.0f;
+  targets[1] = 2;
+  CHECK(grpo_logprob_forward(logits.data(), targets.data(), 2, 2, &options, logp.data(), nullptr) == GRPO_ERR_INDEX_RANGE);
+  targets[1] = 1;
+  options.temperature = 0.0f;
+  CHECK(grpo_logprob_forward(logits.data(), targets.data(), 2, 2, &options, logp.data(), nullptr) == GRPO_ERR_VALUE_RANGE);
+  CHECK(grpo_logprob_forward(logits.data(), targets.data(), 2, 2, nullptr, logp.data(), nullptr) == GRPO_ERR_INVALID_ARGUMENT);
+}
+
+void large_magnitudes_stay_finite() {
+  std::vector<float> logits = {1e4f, -1e4f, 9999.0f, -INFINITY};
+  std::vector<int32_t> targets = {2};
+  std::vector<float> logp(1), entropy(1);
+  grpo_logprob_options options{1.0f, -100};
+  CHECK(grpo_logprob_forward(logits.data(), targets.data(), 1, 4, &options, logp.data(), entropy.data()) == GRPO_OK);
+  CHECK(std::fabs(logp[0] - (-1.3132617f)) < 1e-5f);  // log σ(−1) = −log(1 + e)
+  CHECK(std::isfinite(entropy[0]));
+}
+
+}  // namespace
+
+int main() {
+  plain_matches_reference(1, 1, 1.0f, 1.0f, 1);
+  plain_matches_reference(7, 33, 3.0f, 0.7f, 2);
+  plain_matches_reference(5, 1000, 10.0f, 1.3f, 3);
+  plain_matches_reference(3, 151936, 2.0f, 1.0f, 4);
+  fused_matches_plain(9, 24, 50, 4, 16);
+  fused_matches_plain(33, 64, 300, 0, 0);
+  bad_inputs_return_status();
+  large_magnitudes_stay_finite();
+  return grpo::test::report("test_logprob");
+}

@@ -1,0 +1,164 @@
+#include "sampling_passes.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "runtime/simd.h"
+
+namespace grpo::sampling {
+
+using simd::kLanes;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+}  // namespace
+
+GRPO_CLONES void masked_copy(const float* __restrict x, int64_t n, const uint32_t* __restrict allow, float* __restrict y) {
+  if (!allow) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = (allow[i >> 5] >> (i & 31)) & 1u ? x[i] : -kInf;
+}
+
+// The passes below keep float / int32 lane sums over chunks of kChunk tokens (the shapes GCC
+// vectorises) and add each chunk's sums into doubles, so a row's Σ w carries ~1e-7 relative error.
+constexpr int64_t kChunk = 256;
+constexpr float kExpZeroBelow = -87.3f;  // simd::exp_nonpositive is exactly 0 below this
+
+// Σ floor(w · 2^(24 + low_bits)) over kDrawBlock weights, as 16 int32 lanes of high and low parts
+// (fixed_point by hand: GCC vectorises this form; 16 tokens per lane keep each lane below 2^30).
+GRPO_INLINE uint64_t block_fixed_sum(const float* __restrict w, float low_scale, int low_bits) {
+  static_assert(kDrawBlock == 16 * kLanes, "16 tokens per int32 lane");
+  int32_t high[kLanes] = {}, low[kLanes] = {};
+  for (int64_t g = 0; g < kDrawBlock; g += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float scaled = w[g + l] * 16777216.0f;
+      const int32_t h = static_cast<int32_t>(scaled);
+      high[l] += h;
+      low[l] += static_cast<int32_t>((scaled - static_cast<float>(h)) * low_scale);
+    }
+  uint64_t high_sum = 0, low_sum = 0;
+  for (int l = 0; l < kLanes; ++l) high_sum += high[l], low_sum += low[l];
+  return (high_sum << low_bits) + low_sum;
+}
+
+GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float max, float inv_temperature,
+                                  float* __restrict w, int low_bits, uint64_t* __restrict block_sums) {
+  static_assert(kChunk == kDrawBlock, "one draw block per chunk");
+  const float low_scale = static_cast<float>(int64_t{1} << low_bits);
+  WeightSum sum{0.0, 0, 0};
+  int64_t i = 0;
+  for (int64_t b = 0; i + kChunk <= n; i += kChunk, ++b) {
+    float mass[kLanes] = {};
+    int32_t positive[kLanes] = {};
+    for (int64_t g = i; g < i + kChunk; g += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const float d = (y[g + l] - max) * inv_temperature;
+        const float e = simd::exp_nonpositive(d);
+        w[g + l] = e;
+        mass[l] += e;
+        positive[l] += d >= kExpZeroBelow;
+      }
+    for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
+    if (block_sums) sum.fixed += block_sums[b] = block_fixed_sum(w + i, low_scale, low_bits);  // w is still in L1
+  }
+  uint64_t tail = 0;
+  for (; i < n; ++i) {
+    w[i] = simd::exp_nonpositive((y[i] - max) * inv_temperature);
+    sum.mass += w[i];
+    sum.positive += w[i] > 0.0f;
+    tail += fixed_point(w[i], low_bits);
+  }
+  if (block_sums && n % kDrawBlock) sum.fixed += block_sums[n / kDrawBlock] = tail;
+  return sum;
+}
+
+GRPO_CLONES TailStats tail_at_least(const float* __restrict w, const float* __restrict block_max, int64_t n, float pivot) {
+  static_assert(kChunk == 4 * kMaxBlock, "a chunk spans four block maxima");
+  TailStats stats{0, 0.0};
+  int64_t i = 0;
+  for (const float* bound = block_max; i + kChunk <= n; i += kChunk, bound += 4) {
+    if (std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) < pivot) continue;
+    float mass[kLanes] = {};
+    int32_t count[kLanes] = {};
+    for (int64_t g = i; g < i + kChunk; g += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const bool in = w[g + l] >= pivot;
+        mass[l] += in ? w[g + l] : 0.0f;
+        count[l] += in;
+      }
+    for (int l = 0; l < kLanes; ++l) stats.mass += mass[l], stats.count += count[l];
+  }
+  for (; i < n; ++i)
+    if (w[i] >= pivot) stats.mass += w[i], ++stats.count;
+  return stats;
+}
+
+GRPO_CLONES void block_maxima(const float* __restrict w, int64_t n, float* __restrict block_max) {
+  int64_t i = 0, b = 0;
+  for (; i + kMaxBlock <= n; i += kMaxBlock, ++b) {
+    float lane_max[kLanes] = {};
+    for (int64_t g = i; g < i + kMaxBlock; g += kLanes)
+      for (int l = 0; l < kLanes; ++l) lane_max[l] = w[g + l] > lane_max[l] ? w[g + l] : lane_max[l];
+    float max = 0.0f;
+    for (int l = 0; l < kLanes; ++l) max = lane_max[l] > max ? lane_max[l] : max;
+    block_max[b] = max;
+  }
+  if (i < n) {
+    block_max[b] = 0.0f;
+    for (; i < n; ++i) block_max[b] = w[i] > block_max[b] ? w[i] : block_max[b];
+  }
+}
+
+namespace {
+
+// floor(w · 2^(24 + low)) for w in [0, 1] as high · 2^low + low_part, from two exact float→int32
+// truncations (they vectorise on every x86-64 path, unlike float→uint64).
+struct FixedParts {
+  int32_t high, low;
+};
+
+GRPO_INLINE FixedParts fixed_parts(float w, float low_scale) {
+  const float scaled = w * 16777216.0f;  // w · 2^24, exact
+  const int32_t high = static_cast<int32_t>(scaled);
+  return {high, static_cast<int32_t>((scaled - static_cast<float>(high)) * low_scale)};
+}
+
+}  // namespace
+
+uint64_t fixed_point(float w, int low_bits) {
+  const FixedParts parts = fixed_parts(w, static_cast<float>(int64_t{1} << low_bits));
+  return (static_cast<uint64_t>(parts.high) << low_bits) + static_cast<uint64_t>(parts.low);
+}
+
+GRPO_CLONES uint64_t draw_block_sums(const float* __restrict w, const float* __restrict block_max, int64_t n,
+                                     float threshold, int low_bits, uint64_t* __restrict block_sums) {
+  static_assert(kDrawBlock == 4 * kMaxBlock, "4 maxima per block");
+  const float low_scale = static_cast<float>(int64_t{1} << low_bits);
+  uint64_t total = 0;
+  int64_t i = 0, b = 0;
+  for (; i + kDrawBlock <= n; i += kDrawBlock, ++b) {
+    const float* bound = block_max ? block_max + 4 * b : nullptr;
+    if (bound && std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) < threshold) {
+      block_sums[b] = 0;
+      continue;
+    }
+    float cut[kDrawBlock];  // the select and the conversions vectorise as two loops, not as one
+    if (threshold > 0.0f)
+      for (int64_t t = 0; t < kDrawBlock; ++t) cut[t] = w[i + t] >= threshold ? w[i + t] : 0.0f;
+    block_sums[b] = block_fixed_sum(threshold > 0.0f ? cut : w + i, low_scale, low_bits);
+    total += block_sums[b];
+  }
+  if (i < n) {
+    block_sums[b] = 0;
+    for (; i < n; ++i)
+      if (w[i] >= threshold) block_sums[b] += fixed_point(w[i], low_bits);
+    total += block_sums[b];
+  }
+  return total;
+}
+
+}  // namespace grpo::sampling
