@@ -52,7 +52,7 @@ const ADVANTAGE_OPTIONS = {
 const VALIDATION_OPTIONS = {
   every: integer(250, 'Validate every this many steps (and at the last step); 0 = never.', 0),
   prompts: integer(0, 'Validation prompts (the first ones of the split); 0 = the whole split.', 0),
-  metric: string('', 'Metric that selects the best checkpoint (higher is better).', { defaultDoc: 'the recipe\'s' }),
+  metric: string('', 'Metric that selects the best checkpoint (higher is better); every recipe sets one.'),
   patience: integer(1500, 'Stop after this many steps without a better validation value (judged at validation steps); 0 = never.', 0),
   klThreshold: number(0, 'Stop when the mean KL to the reference at a step exceeds this; 0 = never. The KL is measured against the '
     + 'frozen reference at every step whenever this is set, also with β = 0 (then it is monitored, not added to the loss).'),
