@@ -4,6 +4,8 @@
 import { RECIPES } from '../trainer/recipes.js';
 import { TRAINER_OPTIONS } from '../trainer/config.js';
 import { GROUP_ADVANTAGE_OPTIONS } from './advantages.js';
+import { MATMUL_OPTIONS } from './gemm.js';
+import { LINEAR_LOGPROB_BACKWARD_OPTIONS, LOGPROB_BACKWARD_OPTIONS } from './logprob.js';
 import { LOSS_OPTIONS } from './loss.js';
 import { SAMPLING_OPTIONS } from './sampling.js';
 import type { Field, Schema } from './schema.js';
@@ -27,6 +29,9 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
   groupAdvantages: { schema: GROUP_ADVANTAGE_OPTIONS, source: 'lib/options/advantages.ts' },
   tokenAdvantages: { schema: TOKEN_ADVANTAGE_OPTIONS, source: 'lib/options/token-advantages.ts' },
   sampling: { schema: SAMPLING_OPTIONS, source: 'lib/options/sampling.ts' },
+  logprobs: { schema: LOGPROB_BACKWARD_OPTIONS, source: 'lib/options/logprob.ts' },
+  linearLogprobs: { schema: LINEAR_LOGPROB_BACKWARD_OPTIONS, source: 'lib/options/logprob.ts' },
+  matmul: { schema: MATMUL_OPTIONS, source: 'lib/options/gemm.ts' },
   trainer: {
     schema: TRAINER_OPTIONS, source: 'lib/trainer/config.ts',
     variants: Object.values(RECIPES).map((r) => ({ name: r.name, values: r.defaults })),
