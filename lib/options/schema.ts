@@ -2,6 +2,7 @@
 // The TS type, the DEFAULTS object, the key list, the validation (lib/validate.ts checkOptions) and the
 // option tables of docs/*.md (lib/options/docs.ts) are all derived from these declarations.
 import type { Device } from '../cuda.js';
+import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 
 /** How the names of an option object and its fields read in error messages. */
@@ -96,6 +97,17 @@ export function opaque<T>(type: string, doc: string, defaultDoc = 'none'): Field
   return { type, doc, default: undefined, defaultDoc, read: (v) => v as T };
 }
 
+/** A function option (a prompt builder); `type` is its signature, named in the error. */
+export function callback<T>(def: T, type: string, doc: string, defaultDoc: string): Field<T> {
+  return {
+    type, doc, default: def, defaultDoc,
+    read: (v, path, n) => {
+      if (typeof v !== 'function') throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be a function ${type}`);
+      return v as T;
+    },
+  };
+}
+
 /** Where a kernel runs (checked by the binding that picks the backend); `detail` adds to the description. */
 export function device(detail = ''): Field<Device | undefined> {
   return opaque<Device>('"cpu" | "cuda" | "auto"',
@@ -113,8 +125,18 @@ export function nested<const S extends Schema>(schema: S, doc: string): Field<Va
   };
 }
 
+/** A copy of the plain objects and arrays in `value` (functions and class instances are shared). */
+function copyPlain<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyPlain) as T;
+  if (value && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, copyPlain(v)])) as T;
+  }
+  return value;
+}
+
 function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') Object.values(value).forEach(deepFreeze);
+  if (!value || typeof value !== 'object') return value;
+  Object.values(value).forEach(deepFreeze);
   return Object.freeze(value);
 }
 
@@ -124,9 +146,14 @@ const DEFAULTS = new WeakMap<Schema, object>();
 export function defaultsOf<S extends Schema>(schema: S): Readonly<ValuesOf<S>> {
   if (!DEFAULTS.has(schema)) {
     const entries = Object.entries(schema).filter(([, f]) => f.default !== undefined).map(([k, f]) => [k, f.default]);
-    DEFAULTS.set(schema, deepFreeze(structuredClone(Object.fromEntries(entries))));
+    DEFAULTS.set(schema, deepFreeze(copyPlain(Object.fromEntries(entries))));
   }
   return DEFAULTS.get(schema) as ValuesOf<S>;
+}
+
+/** Error names of an options object named as a whole (`sampler options`) whose fields are named bare (`batchSize`). */
+export function plainNaming(object: string): Naming {
+  return { field: (path) => path, object: (path) => (path ? `${object} ${path}` : object) };
 }
 
 /** Error names of a kernel's options: `fn`, `fn key`, `fn vespo.kPos`. */
