@@ -1,6 +1,12 @@
 // The option tables of docs/*.md, generated from the schemas: every block between
 // `<!-- options:NAME -->` and `<!-- /options:NAME -->` is rewritten by `node scripts/option-docs.js`
 // (after `npx tsc -p tsconfig.json`); test/option-docs.test.ts fails when a table drifts.
+import { PACK_GROUPS_OPTIONS } from '../data/math.js';
+import { SAMPLER_OPTIONS } from '../data/samplers.js';
+import { CCR_REWARD_OPTIONS } from '../rewards/ccr.js';
+import { CCR_PACK_OPTIONS } from '../rewards/ccr-pack.js';
+import { RANK_REWARD_OPTIONS } from '../rewards/recommend.js';
+import { VERIFY_OPTIONS } from '../rewards/verify/index.js';
 import { RECIPES } from '../trainer/recipes.js';
 import { TRAINER_OPTIONS } from '../trainer/config.js';
 import { GROUP_ADVANTAGE_OPTIONS } from './advantages.js';
@@ -32,6 +38,12 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
   logprobs: { schema: LOGPROB_BACKWARD_OPTIONS, source: 'lib/options/logprob.ts' },
   linearLogprobs: { schema: LINEAR_LOGPROB_BACKWARD_OPTIONS, source: 'lib/options/logprob.ts' },
   matmul: { schema: MATMUL_OPTIONS, source: 'lib/options/gemm.ts' },
+  verify: { schema: VERIFY_OPTIONS, source: 'lib/rewards/verify/index.ts' },
+  ccrReward: { schema: CCR_REWARD_OPTIONS, source: 'lib/rewards/ccr.ts' },
+  packProblems: { schema: CCR_PACK_OPTIONS, source: 'lib/rewards/ccr-pack.ts' },
+  packGroups: { schema: PACK_GROUPS_OPTIONS, source: 'lib/data/math.ts' },
+  rankRewards: { schema: RANK_REWARD_OPTIONS, source: 'lib/rewards/recommend.ts' },
+  sampler: { schema: SAMPLER_OPTIONS, source: 'lib/data/samplers.ts' },
   trainer: {
     schema: TRAINER_OPTIONS, source: 'lib/trainer/config.ts',
     variants: Object.values(RECIPES).map((r) => ({ name: r.name, values: r.defaults })),

@@ -61,8 +61,18 @@ export function number(def: number | undefined, doc: string, range: Range = NON_
   };
 }
 
+/** 2^31 − 1 rather than 2147483647 in the docs. */
+function bound(n: number): string {
+  const sign = n < 0 ? '-' : '';
+  const a = Math.abs(n);
+  const k = Math.round(Math.log2(a));
+  if (a < 2 ** 16) return String(n);
+  if (2 ** k === a) return `${sign}2^${k}`;
+  return 2 ** k - 1 === a ? `${sign}2^${k} − 1` : String(n);
+}
+
 export function integer(def: number | undefined, doc: string, min: number, max?: number, extra: Extra & { required?: boolean } = {}): Field<number> {
-  const range = max === undefined ? `>= ${min}` : `in [${min}, ${max}]`;
+  const range = max === undefined ? `>= ${bound(min)}` : `in [${bound(min)}, ${bound(max)}]`;
   return {
     type: `integer ${range}`, doc, default: def, ...extra,
     read: (v, path, n) => check.integer(n.field(path), v, min, max),

@@ -46,11 +46,11 @@ const catalogOption: opt.Field<Catalog | undefined> = {
 };
 
 export const RANK_REWARD_OPTIONS = {
-  k: opt.integer(20, 'Number of ranks K scored (items beyond K earn nothing).', 1, 10_000),
+  k: opt.integer(20, 'Number of ranks K scored (upstream `rec_num`; items beyond K earn nothing).', 1, 10_000),
   target: opt.choice(RANK_TARGETS, 'union', 'Whose items are the ground truth: `"respondent"` (one respondent\'s, Rank-GRPO rows), '
     + '`"union"` (ReMaRk: every respondent\'s, deduplicated after normalisation) or `"mean"` (the average over respondents of each one\'s hit indicator).'),
   respondent: opt.integer(0, 'Index of the respondent whose items are the ground truth when `target` is "respondent".', 0),
-  shape: opt.choice(RANK_SHAPES, 'hit', 'Hits → rewards (see RankShape).'),
+  shape: opt.choice(RANK_SHAPES, 'hit', 'Hits → rewards: `"hit"` (upstream `exp_inf`): R_k = h_k; `"dcgTail"` (upstream `log_decay`): R_k = Σ_{j≥k} h_j·d_j, d_1 = 1, d_j = 1/log2(j+1) (TV9).'),
   mode: opt.choice(['default', 'rankGrpo'] as const, 'default', '`"rankGrpo"` reproduces upstream parsing and matching exactly (raw seen/catalog checks, no duplicate check).'),
   normalization: opt.choice(TITLE_NORMALIZATIONS, 'default', 'Title normalisation of the default mode.'),
   yearTolerance: opt.integer(2, 'Largest |year difference| that still matches.', 0, 100),
