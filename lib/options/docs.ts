@@ -3,6 +3,7 @@
 // (after `npx tsc -p tsconfig.json`); test/option-docs.test.ts fails when a table drifts.
 import { PACK_GROUPS_OPTIONS } from '../data/math.js';
 import { KL_LOSS_OPTIONS } from '../kernels/kl-loss.js';
+import { MOVIES_MULTI_OPTIONS } from '../data/movies-multi.js';
 import { SAMPLER_OPTIONS } from '../data/samplers.js';
 import { CCR_REWARD_OPTIONS } from '../rewards/ccr.js';
 import { CCR_PACK_OPTIONS } from '../rewards/ccr-pack.js';
@@ -30,6 +31,7 @@ export const OPTION_TABLES: Readonly<Record<string, Schema>> = {
   logprobs: LOGPROB_BACKWARD_OPTIONS, linearLogprobs: LINEAR_LOGPROB_BACKWARD_OPTIONS, matmul: MATMUL_OPTIONS,
   verify: VERIFY_OPTIONS, ccrReward: CCR_REWARD_OPTIONS, packProblems: CCR_PACK_OPTIONS, packGroups: PACK_GROUPS_OPTIONS,
   rankRewards: RANK_REWARD_OPTIONS, sampler: SAMPLER_OPTIONS, trainer: TRAINER_OPTIONS, klLoss: KL_LOSS_OPTIONS,
+  moviesMulti: MOVIES_MULTI_OPTIONS,
 };
 
 /** The trainer's defaults are shown with the recipes that change them. */
@@ -41,6 +43,7 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
 
 function valueText(value: unknown): string {
   if (value === undefined) return 'none';
+  if (Array.isArray(value)) return `\`[${value.join(', ')}]\``;
   return `\`${typeof value === 'number' ? String(value) : JSON.stringify(value)}\``;
 }
 
