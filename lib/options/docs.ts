@@ -4,6 +4,7 @@
 import { PACK_GROUPS_OPTIONS } from '../data/math.js';
 import { REC_EVAL_OPTIONS } from '../eval/metrics.js';
 import { KL_LOSS_OPTIONS } from '../kernels/kl-loss.js';
+import { GENERATE_STOP_OPTIONS, OPTIMIZER_OPTIONS } from '../policy/options.js';
 import { MOVIES_MULTI_OPTIONS } from '../data/movies-multi.js';
 import { SAMPLER_OPTIONS } from '../data/samplers.js';
 import { CCR_REWARD_OPTIONS } from '../rewards/ccr.js';
@@ -32,7 +33,7 @@ export const OPTION_TABLES: Readonly<Record<string, Schema>> = {
   logprobs: LOGPROB_BACKWARD_OPTIONS, linearLogprobs: LINEAR_LOGPROB_BACKWARD_OPTIONS, matmul: MATMUL_OPTIONS,
   verify: VERIFY_OPTIONS, ccrReward: CCR_REWARD_OPTIONS, packProblems: CCR_PACK_OPTIONS, packGroups: PACK_GROUPS_OPTIONS,
   rankRewards: RANK_REWARD_OPTIONS, sampler: SAMPLER_OPTIONS, trainer: TRAINER_OPTIONS, klLoss: KL_LOSS_OPTIONS,
-  moviesMulti: MOVIES_MULTI_OPTIONS, evaluation: REC_EVAL_OPTIONS,
+  moviesMulti: MOVIES_MULTI_OPTIONS, evaluation: REC_EVAL_OPTIONS, generate: GENERATE_STOP_OPTIONS, optimizer: OPTIMIZER_OPTIONS,
 };
 
 /** The trainer's defaults are shown with the recipes that change them. */
