@@ -5,6 +5,7 @@
 import { modelBinding, type Device, type ResolvedDevice } from '../cuda.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
+import { kernelNaming } from '../options/schema.js';
 import * as check from '../validate.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
@@ -18,28 +19,9 @@ import {
 } from './policy.js';
 import type { NamedTensor } from './safetensors.js';
 import type { Tokenizer } from './tokenizer.js';
+import { OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, type OptimizerOptions } from './options.js';
 
-/** AdamW settings and the learning-rate schedule (linear warmup, then cosine decay to minLearningRate). */
-export interface OptimizerOptions {
-  /** @defaultValue 1e-3 */
-  learningRate?: number;
-  /** @defaultValue 0.9 */
-  beta1?: number;
-  /** @defaultValue 0.999 */
-  beta2?: number;
-  /** @defaultValue 1e-8 */
-  eps?: number;
-  /** Decoupled decay of weight matrices and embeddings (not norms or biases). @defaultValue 0.01 */
-  weightDecay?: number;
-  /** Clip the global gradient norm to this; 0 = off. @defaultValue 1 */
-  maxGradNorm?: number;
-  /** @defaultValue 0 */
-  warmupSteps?: number;
-  /** Steps of the cosine decay after warmup; 0 = constant rate. @defaultValue 0 */
-  decaySteps?: number;
-  /** @defaultValue 0 */
-  minLearningRate?: number;
-}
+export { OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, type OptimizerOptions } from './options.js';
 
 export interface BuiltinOptions {
   /** Initialisation seed (ignored when loading). @defaultValue 0 */
@@ -70,11 +52,6 @@ interface ModelSite {
   device: ResolvedDevice;
   bf16: boolean;
 }
-
-export const OPTIMIZER_DEFAULTS = Object.freeze({
-  learningRate: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, warmupSteps: 0, decaySteps: 0,
-  minLearningRate: 0,
-});
 
 const BUILTIN_KEYS = ['seed', 'tokenizer', 'optimizer', 'bf16Matmuls', 'device'] as const;
 
@@ -110,7 +87,7 @@ export class BuiltinPolicy implements Policy {
     this.handle = handle;
     this.site = site;
     this.tokenizer = tokenizer;
-    this.optimizer = { ...OPTIMIZER_DEFAULTS, ...optimizer };
+    this.optimizer = check.checkOptions(OPTIMIZER_OPTIONS, kernelNaming('BuiltinPolicy optimizer'), optimizer, OPTIMIZER_DEFAULTS);
     this.frozen = frozen;
   }
 
