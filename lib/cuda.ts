@@ -12,10 +12,9 @@ import { GrpoError } from './errors.js';
 import type { NativeBinding } from './native-types.js';
 import { MODEL_METHODS, type ModelBinding, type ModelMethod } from './policy/native-model.js';
 import * as check from './validate.js';
+import { DEVICES, type Device } from './devices.js';
 
-/** Where a kernel runs: `'cpu'`, `'cuda'` (an error when CUDA is unavailable) or `'auto'` (CUDA when available). */
-export type Device = 'cpu' | 'cuda' | 'auto';
-export const DEVICES: readonly Device[] = Object.freeze(['cpu', 'cuda', 'auto']);
+export { DEVICES, type Device };
 /** Where a model's handle lives once 'auto' is resolved. */
 export type ResolvedDevice = 'cpu' | 'cuda';
 

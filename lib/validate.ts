@@ -1,5 +1,4 @@
 import { GrpoError } from './errors.js';
-import type { Naming, Schema, ValuesOf } from './options/schema.js';
 
 /** One wording for every argument error: what, expected, received (sharp's `is.mjs` style). */
 export function describe(value: unknown): string {
@@ -150,21 +149,4 @@ export function uint16Array(name: string, value: unknown): Uint16Array {
   }
   assertAttached(name, value);
   return value;
-}
-
-/**
- * The one validator of option objects: unknown keys (with a suggestion), then every given (or required) value
- * by its schema field; returns the options merged over `base` (the schema's defaults, or an earlier layer of a config).
- */
-export function checkOptions<S extends Schema>(schema: S, naming: Naming, input: object | undefined,
-  base: Partial<ValuesOf<S>>, prefix = ''): ValuesOf<S> {
-  knownKeys(naming.object(prefix), input, Object.keys(schema));
-  const given = (input ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = { ...base };
-  for (const [key, field] of Object.entries(schema)) {
-    const value = given[key];
-    const path = prefix ? `${prefix}.${key}` : key;
-    if (value !== undefined || field.required) out[key] = field.read(value, path, naming, out[key]);
-  }
-  return out as ValuesOf<S>;
 }

@@ -1,10 +1,10 @@
-// Rewrites the option tables of docs/*.md and README.md from the option schemas (lib/options/docs.ts):
+// Rewrites the option tables of docs/*.md and README.md from the option schemas (lib/option-tables.ts):
 // every block between `<!-- options:NAME -->` and `<!-- /options:NAME -->`. Needs `npx tsc -p tsconfig.json`.
 //   node scripts/option-docs.js           rewrite the tables
 //   node scripts/option-docs.js --check   list the files whose tables differ, exit 1 if any
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderOptionBlocks } from '../dist/options/docs.js';
+import { renderOptionBlocks } from '../dist/option-tables.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];

@@ -1,9 +1,9 @@
-// The option tables of docs/*.md are generated from the option schemas (lib/options/docs.ts): this fails
+// The option tables of docs/*.md are generated from the option schemas (lib/option-tables.ts): this fails
 // when a table differs from what `node scripts/option-docs.js` writes, or when a schema has no table.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { OPTION_TABLES, optionTable, renderOptionBlocks } from '../lib/options/docs.js';
+import { OPTION_TABLES, optionTable, renderOptionBlocks } from '../lib/option-tables.js';
 
 const root = join(import.meta.dirname, '..');
 const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];

@@ -1,4 +1,4 @@
-// The option schemas (lib/options/schema.ts) and the one validator (lib/validate.ts checkOptions): the
+// The option schemas (lib/options/schema.ts) and the one validator (checkOptions, beside the schema): the
 // defaults, key lists and checks every option object derives from them, with lib/validate.ts's codes.
 import { describe, expect, it } from 'vitest';
 import { groupAdvantagesSync, rankAdvantagesSync, ADVANTAGE_DEFAULTS } from '../lib/kernels/advantage.js';
@@ -9,7 +9,7 @@ import { SAMPLING_DEFAULTS, SAMPLING_KEYS } from '../lib/kernels/sampling-params
 import * as opt from '../lib/options/schema.js';
 import { packProblems } from '../lib/rewards/ccr-pack.js';
 import { mergeConfig, TRAINER_DEFAULTS } from '../lib/trainer/config.js';
-import { checkOptions } from '../lib/validate.js';
+import { checkOptions } from '../lib/options/schema.js';
 
 describe('defaults derived from the schemas', () => {
   it('keep the public values (the frozen objects of before the schemas)', () => {

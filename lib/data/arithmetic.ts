@@ -6,7 +6,8 @@
  */
 import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
-import { checkOptions, integer } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
+import { integer } from '../validate.js';
 import type { MathProblem } from './math.js';
 import { type Random, mulberry32, randomInt } from './rng.js';
 

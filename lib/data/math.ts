@@ -5,7 +5,7 @@
 import { GrpoError } from '../errors.js';
 import { readUserText } from '../user-files.js';
 import * as opt from '../options/schema.js';
-import { checkOptions } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
 import { lastBoxed } from '../text/boxed.js';
 import { objectAt, stringAt } from './fields.js';
 import { type JsonlLocation, dataError, parseJsonl } from './jsonl.js';

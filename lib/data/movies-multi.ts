@@ -8,7 +8,8 @@
  */
 import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
-import { checkOptions, describe, integer, number } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
+import { describe, integer, number } from '../validate.js';
 import type { TitleYear } from '../text/catalog.js';
 import { isCleanTitle } from '../text/title.js';
 import { normalizeTitle } from '../text/normalize.js';

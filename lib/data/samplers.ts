@@ -1,6 +1,7 @@
 import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
-import { checkOptions, integer } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
+import { integer } from '../validate.js';
 import { mixSeed, mulberry32, shuffleInPlace } from './rng.js';
 
 /**

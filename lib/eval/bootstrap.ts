@@ -5,7 +5,8 @@
 import { mulberry32 } from '../data/rng.js';
 import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
-import { checkOptions, length, number as numberArg } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
+import { length, number as numberArg } from '../validate.js';
 
 /**
  * A metric over requests as a ratio of sums: value = Σ_r sum[r] / Σ_r count[r]. A per-request mean

@@ -7,7 +7,7 @@ import {
   ADVANTAGE_DEFAULTS, GROUP_ADVANTAGE_OPTIONS, NAN_POLICIES, NORMALIZE_OPTIONS, RANK_ADVANTAGE_OPTIONS, SCALES, SINGLETONS,
   type GroupAdvantageOptions, type RankAdvantageOptions,
 } from '../options/advantages.js';
-import { defaultsOf, kernelNaming, type ValuesOf } from '../options/schema.js';
+import { defaultsOf, kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
 export {
@@ -149,7 +149,7 @@ function normalizeThenSum(async: boolean, columns: Float32Array[], weights: Arra
 
 function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions | undefined): GroupResult {
   const fn = 'groupAdvantages';
-  const o = check.checkOptions(GROUP_ADVANTAGE_OPTIONS, kernelNaming(fn), options, ADVANTAGE_DEFAULTS);
+  const o = checkOptions(GROUP_ADVANTAGE_OPTIONS, kernelNaming(fn), options, ADVANTAGE_DEFAULTS);
   const r = check.float32Array(`${fn} rewards`, rewards); // ±Infinity is rejected natively, NaN is unscorable
   const { objectives, multiObjective: mode } = o;
   if (r.length % objectives !== 0) {
@@ -186,7 +186,7 @@ export function groupAdvantagesSync(rewards: Float32Array, options?: GroupAdvant
 function rank(async: boolean, rewards: unknown, options: RankAdvantageOptions) {
   const fn = 'rankAdvantages';
   if (options === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} options with candidates and ranks but received undefined`);
-  const o = check.checkOptions(RANK_ADVANTAGE_OPTIONS, kernelNaming(fn), options, RANK_DEFAULTS);
+  const o = checkOptions(RANK_ADVANTAGE_OPTIONS, kernelNaming(fn), options, RANK_DEFAULTS);
   const r = check.float32Array(`${fn} rewards`, rewards); // ±Infinity is rejected natively, NaN is unscorable
   const { candidates, ranks } = o;
   if (r.length % (candidates * ranks) !== 0) {

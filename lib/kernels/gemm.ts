@@ -3,7 +3,7 @@ import { native } from '../binding.js';
 import { GrpoError } from '../errors.js';
 import type { GemmLayout } from '../reference/gemm.js';
 import { MATMUL_DEFAULTS, MATMUL_OPTIONS, type MatmulOptions } from '../options/gemm.js';
-import { kernelNaming, type ValuesOf } from '../options/schema.js';
+import { kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
@@ -46,7 +46,7 @@ function layoutOf(shape: unknown, options: Resolved): GemmLayout {
 }
 
 function prepare(a: unknown, b: unknown, shape: unknown, options: MatmulOptions | undefined) {
-  const o = check.checkOptions(MATMUL_OPTIONS, kernelNaming('matmul'), options, MATMUL_DEFAULTS);
+  const o = checkOptions(MATMUL_OPTIONS, kernelNaming('matmul'), options, MATMUL_DEFAULTS);
   const l = layoutOf(shape, o);
   const av = check.float32Array('matmul a', a), bv = check.float32Array('matmul b', b);
   checkHolds('matmul a', av, l.transA ? l.k : l.m, l.transA ? l.m : l.k, l.lda);

@@ -4,6 +4,7 @@
 import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
 import * as check from '../validate.js';
+import { checkOptions } from '../options/schema.js';
 import { rejectOnThrow } from './native-call.js';
 import {
   policyLoss, policyLossSync, type Aggregation, type KlEstimator, type PolicyLossCallOptions, type PolicyLossInput,
@@ -82,7 +83,7 @@ function call(input: KlLossInput, options: KlLossOptions | undefined): [PolicyLo
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} input object but received ${String(input)}`);
   }
   check.knownKeys(`${FN} input`, input, ['shape', 'logp', 'refLogp', 'mask']);
-  const o = check.checkOptions(KL_LOSS_OPTIONS, opt.kernelNaming(FN), options, KL_LOSS_DEFAULTS);
+  const o = checkOptions(KL_LOSS_OPTIONS, opt.kernelNaming(FN), options, KL_LOSS_DEFAULTS);
   const { klType, aggregation } = o;
   const refLogp = check.float32Array(`${FN} refLogp`, input.refLogp);
   const seqMean = aggregation === 'seq-mean-token-sum' || aggregation === 'seq-mean-token-mean';

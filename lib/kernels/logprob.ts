@@ -7,7 +7,7 @@ import {
   LINEAR_LOGPROB_BACKWARD_OPTIONS, LINEAR_LOGPROB_OPTIONS, LOGPROB_BACKWARD_OPTIONS, LOGPROB_OPTIONS,
   type LinearDtype, type LinearLogprobBackwardOptions, type LinearLogprobOptions, type LogprobBackwardOptions, type LogprobOptions,
 } from '../options/logprob.js';
-import { defaultsOf, kernelNaming, type Schema, type ValuesOf } from '../options/schema.js';
+import { defaultsOf, kernelNaming, type Schema, type ValuesOf, checkOptions } from '../options/schema.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
 export {
@@ -66,7 +66,7 @@ interface PlainCall {
 
 /** The resolved options of a schema, with their defaults. */
 function resolve<S extends Schema>(schema: S, fn: string, options: object | undefined): ValuesOf<S> {
-  return check.checkOptions(schema, kernelNaming(fn), options, defaultsOf(schema));
+  return checkOptions(schema, kernelNaming(fn), options, defaultsOf(schema));
 }
 
 function plainCall(fn: string, logits: unknown, targets: unknown, options: object | undefined, schema: Schema): PlainCall {

@@ -7,7 +7,7 @@ import {
   LOSS_DEFAULTS, LOSS_OPTIONS, LOSS_TYPES, IS_LEVELS, KL_ESTIMATORS, KL_CLAMPS, AGGREGATIONS,
   type Aggregation, type IsLevel, type KlClamp, type KlEstimator, type LossType, type PolicyLossOptions, type ResolvedLossOptions,
 } from '../options/loss.js';
-import { kernelNaming } from '../options/schema.js';
+import { kernelNaming, checkOptions } from '../options/schema.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
 export {
@@ -102,7 +102,7 @@ function allPositionsLevel(aggregation: Aggregation, isLevel: IsLevel): Aggregat
  * and overrides become the fields the native kernel reads. `geoMean` resolves `isLevel` to `"token"`.
  */
 export function resolveLossOptions(options?: PolicyLossOptions): ResolvedLossOptions {
-  const o = check.checkOptions(LOSS_OPTIONS, NAMING, options, LOSS_DEFAULTS);
+  const o = checkOptions(LOSS_OPTIONS, NAMING, options, LOSS_DEFAULTS);
   const isLevel = o.lossType === 'geoMean' ? 'token' : o.isLevel; // GMPO forms its own sequence ratio
   return { ...o, isLevel, aggregation: allPositionsLevel(o.aggregation, isLevel) };
 }

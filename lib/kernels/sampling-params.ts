@@ -3,7 +3,7 @@
 import { GrpoError } from '../errors.js';
 import type { NativeSamplingParams } from '../native-types.js';
 import { SAMPLING_DEFAULTS, SAMPLING_OPTIONS, type RowOption, type SamplingOptions, type TokenLists } from '../options/sampling.js';
-import { kernelNaming, type ValuesOf } from '../options/schema.js';
+import { kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
 import * as check from '../validate.js';
 
 export {
@@ -89,7 +89,7 @@ function counterWords(label: string, value: unknown): [number, number] {
 
 /** Validates `options` for a batch [rows, vocab] and builds the addon's parameter object. */
 export function nativeSamplingParams(fn: string, options: SamplingOptions | undefined, rows: number, vocab: number): NativeSamplingParams {
-  const o = check.checkOptions(SAMPLING_OPTIONS, kernelNaming(fn), options, SAMPLING_DEFAULTS);
+  const o = checkOptions(SAMPLING_OPTIONS, kernelNaming(fn), options, SAMPLING_DEFAULTS);
   const history = o.history === undefined ? null : tokenLists(`${fn} history`, o.history, rows, vocab);
   const [seedLo, seedHi] = counterWords(`${fn} seed`, o.seed);
   const [stepLo, stepHi] = counterWords(`${fn} step`, o.step);

@@ -3,7 +3,7 @@
 import { kernelBinding } from '../cuda.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
-import { kernelNaming, type ValuesOf } from '../options/schema.js';
+import { kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
 import {
   LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_DEFAULTS, TOKEN_ADVANTAGE_OPTIONS, TRUNCATIONS, type TokenAdvantageOptions,
 } from '../options/token-advantages.js';
@@ -99,7 +99,7 @@ function broadcast(async: boolean, input: TokenAdvantageInput, o: Resolved) {
 }
 
 function tokens(async: boolean, input: TokenAdvantageInput, options: TokenAdvantageOptions | undefined) {
-  const o = check.checkOptions(TOKEN_ADVANTAGE_OPTIONS, kernelNaming(FN), options, TOKEN_ADVANTAGE_DEFAULTS);
+  const o = checkOptions(TOKEN_ADVANTAGE_OPTIONS, kernelNaming(FN), options, TOKEN_ADVANTAGE_DEFAULTS);
   check.knownKeys(`${FN} input`, input, INPUT_KEYS);
   if (input === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} input but received undefined`);
   check.float32Array(`${FN} advantages`, input.advantages);

@@ -1,7 +1,7 @@
 // Option schemas: every option of an option object declared once (kind, range, default, one description).
 // The TS type, the DEFAULTS object, the key list, the validation (lib/validate.ts checkOptions) and the
-// option tables of docs/*.md (lib/options/docs.ts) are all derived from these declarations.
-import type { Device } from '../cuda.js';
+// option tables of docs/*.md (lib/option-tables.ts) are all derived from these declarations.
+import type { Device } from '../devices.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 
@@ -131,7 +131,7 @@ export function nested<const S extends Schema>(schema: S, doc: string): Field<Va
     type: 'object', doc, default: defaultsOf(schema) as ValuesOf<S>, schema,
     read: (v, path, n, base) => {
       check.object(n.object(path), v);
-      return check.checkOptions(schema, n, v as object, base as Partial<ValuesOf<S>>, path);
+      return checkOptions(schema, n, v as object, base as Partial<ValuesOf<S>>, path);
     },
   };
 }
@@ -170,4 +170,21 @@ export function plainNaming(object: string): Naming {
 /** Error names of a kernel's options: `fn`, `fn key`, `fn vespo.kPos`. */
 export function kernelNaming(fn: string): Naming {
   return { field: (path) => `${fn} ${path}`, object: (path) => (path ? `${fn} ${path}` : fn) };
+}
+
+/**
+ * The one validator of option objects: unknown keys (with a suggestion), then every given (or required) value
+ * by its schema field; returns the options merged over `base` (the schema's defaults, or an earlier layer of a config).
+ */
+export function checkOptions<S extends Schema>(schema: S, naming: Naming, input: object | undefined,
+  base: Partial<ValuesOf<S>>, prefix = ''): ValuesOf<S> {
+  check.knownKeys(naming.object(prefix), input, Object.keys(schema));
+  const given = (input ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, field] of Object.entries(schema)) {
+    const value = given[key];
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (value !== undefined || field.required) out[key] = field.read(value, path, naming, out[key]);
+  }
+  return out as ValuesOf<S>;
 }

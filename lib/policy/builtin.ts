@@ -5,7 +5,7 @@
 import { modelBinding, type Device, type ResolvedDevice } from '../cuda.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
-import { kernelNaming } from '../options/schema.js';
+import { kernelNaming, checkOptions } from '../options/schema.js';
 import * as check from '../validate.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
@@ -87,7 +87,7 @@ export class BuiltinPolicy implements Policy {
     this.handle = handle;
     this.site = site;
     this.tokenizer = tokenizer;
-    this.optimizer = check.checkOptions(OPTIMIZER_OPTIONS, kernelNaming('BuiltinPolicy optimizer'), optimizer, OPTIMIZER_DEFAULTS);
+    this.optimizer = checkOptions(OPTIMIZER_OPTIONS, kernelNaming('BuiltinPolicy optimizer'), optimizer, OPTIMIZER_DEFAULTS);
     this.frozen = frozen;
   }
 

@@ -4,6 +4,7 @@ import { GrpoError } from '../errors.js';
 import { callAsync } from '../kernels/native-call.js';
 import { nativeSamplingParams } from '../kernels/sampling-params.js';
 import * as check from '../validate.js';
+import { checkOptions } from '../options/schema.js';
 import type { ModelConfig } from './config.js';
 import type { ModelBinding, ModelHandle } from './native-model.js';
 import { GENERATE_DEFAULTS, GENERATE_OPTIONS, type GenerateOptions } from './options.js';
@@ -33,7 +34,7 @@ function promptIds(prompt: ArrayLike<number> | string, i: number, config: ModelC
 }
 
 function resolve(options: GenerateOptions, rows: number, config: ModelConfig, tokenizer: Tokenizer | undefined) {
-  const { maxNewTokens, stopTokens, stopStrings, ...sampler } = check.checkOptions(GENERATE_OPTIONS,
+  const { maxNewTokens, stopTokens, stopStrings, ...sampler } = checkOptions(GENERATE_OPTIONS,
     { field: (path) => `generate ${path}`, object: () => 'generate options' }, options, NO_DEFAULTS);
   const stops = Int32Array.from(stopTokens ?? (tokenizer?.eosTokenId === undefined ? [] : [tokenizer.eosTokenId]));
   stops.forEach((id, i) => check.integer(`generate stopTokens[${i}]`, id, 0, config.vocabSize - 1));

@@ -4,7 +4,7 @@
  */
 import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
-import { checkOptions } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
 
 /** A problem to pack: its question text, or an object with a `question`. */
 export type PackableProblem = string | { readonly question: string };

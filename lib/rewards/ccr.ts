@@ -5,7 +5,8 @@
  */
 import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
-import { checkOptions, integer } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
+import { integer } from '../validate.js';
 import { CCR_EXTRACT_OPTIONS, type CcrExtractedAnswer, type CcrExtractOptions, extractAnswers } from './ccr-extract.js';
 import { type Verdict, type VerifyOptions, resolveVerifyOptions, verifyResolved } from './verify/index.js';
 

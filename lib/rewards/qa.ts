@@ -1,5 +1,5 @@
 import * as opt from '../options/schema.js';
-import { checkOptions } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
 import { nonEmptyLines } from '../text/lines.js';
 import { normalizeTitle } from '../text/normalize.js';
 import type { QaAnswer } from '../text/records.js';

@@ -1,6 +1,7 @@
 import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
-import { checkOptions, integer, length } from '../validate.js';
+import { checkOptions } from '../options/schema.js';
+import { integer, length } from '../validate.js';
 import { Catalog, type TitleYear } from '../text/catalog.js';
 import { TITLE_NORMALIZATIONS } from '../text/normalize.js';
 import type { SeenEntry } from '../text/records.js';

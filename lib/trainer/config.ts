@@ -5,8 +5,7 @@ import { GrpoError } from '../errors.js';
 import { resolveLossOptions, type PolicyLossOptions } from '../kernels/loss.js';
 import { NORMALIZE_OPTIONS } from '../options/advantages.js';
 import {
-  boolean, choice, defaultsOf, integer, nested, number, POSITIVE, string, type Field, type Naming, type ValuesOf,
-} from '../options/schema.js';
+  boolean, choice, defaultsOf, integer, nested, number, POSITIVE, string, type Field, type Naming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_OPTIONS } from '../options/token-advantages.js';
 import * as check from '../validate.js';
 
@@ -119,7 +118,7 @@ const CONFIG_NAMING: Naming = {
 export function mergeConfig(base: TrainerConfig, ...layers: readonly unknown[]): TrainerConfig {
   let config = base;
   for (const layer of layers) {
-    if (layer !== undefined) config = check.checkOptions(TRAINER_OPTIONS, CONFIG_NAMING, check.object('the config', layer), config);
+    if (layer !== undefined) config = checkOptions(TRAINER_OPTIONS, CONFIG_NAMING, check.object('the config', layer), config);
   }
   resolveLossOptions(config.loss);
   if (config.validation.metric === '') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'config "validation.metric": expected a metric name');

@@ -4,7 +4,7 @@
  * expression size and an evaluation step count; no timers).
  */
 import * as opt from '../../options/schema.js';
-import { checkOptions } from '../../validate.js';
+import { checkOptions } from '../../options/schema.js';
 import { compareNodes } from './compare.js';
 import { normalizeAnswer } from './normalize.js';
 import { compareNumericText } from './numeric.js';
