@@ -1,6 +1,6 @@
 // Advantages: group-normalised outcome rewards (TRL / verl / OpenRLHF), rank-wise advantages
 // (Rank-GRPO, ReMaRk) and their placement on tokens. Native kernels: native/kernels/advantage*.cc.
-import { kernelBinding, type CudaBinding, type Device } from '../cuda.js';
+import { kernelBinding, type CudaBinding, type Device, type NativeAdvantageOptions } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
@@ -98,14 +98,14 @@ const SCALES = ['group', 'batch', 'none'] as const;
 const SINGLETONS = ['zero', 'raw', 'nan'] as const;
 const NAN_POLICIES = ['exclude', 'asZero'] as const;
 
-/** Options packed for the addon: [scale, singleton, nanRewards, stdEpsilon] (native/addon/advantage_addon.cc). */
-function packNormalize(fn: string, o: NormalizeOptions): Float64Array {
+/** The normalisation options as native/addon/advantage_addon.cc reads them (by field name). */
+function nativeNormalize(fn: string, o: NormalizeOptions): NativeAdvantageOptions {
   const scale = check.oneOf(`${fn} scale`, o.scale ?? ADVANTAGE_DEFAULTS.scale, SCALES);
   const singleton = check.oneOf(`${fn} singletonGroup`, o.singletonGroup ?? ADVANTAGE_DEFAULTS.singletonGroup, SINGLETONS);
   const nan = check.oneOf(`${fn} nanRewards`, o.nanRewards ?? ADVANTAGE_DEFAULTS.nanRewards, NAN_POLICIES);
   const eps = check.number(`${fn} stdEpsilon`, o.stdEpsilon ?? ADVANTAGE_DEFAULTS.stdEpsilon,
     (e) => e >= 0 && Number.isFinite(e), 'to be finite and >= 0');
-  return Float64Array.of(SCALES.indexOf(scale), SINGLETONS.indexOf(singleton), NAN_POLICIES.indexOf(nan), eps);
+  return { scale, singletonGroup: singleton, nanRewards: nan, stdEpsilon: eps };
 }
 
 interface Grouping {
@@ -134,15 +134,11 @@ function grouping(fn: string, rows: number, o: GroupAdvantageOptions): Grouping 
 
 type GroupBackend = Pick<CudaBinding, 'groupAdvantages'>;
 
-function callGroups(async: boolean, rewards: Float32Array, g: Grouping, packed: Float64Array, backend: GroupBackend) {
+function callGroups(async: boolean, rewards: Float32Array, g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend) {
   const advantages = new Float32Array(rewards.length); // [B]
-  const stats = new Float64Array(5);
   return runNative(async,
-    (a) => backend.groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, packed, advantages, stats, a),
-    (): AdvantageResult<AdvantageStats> => ({
-      advantages,
-      stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2] },
-    }));
+    (a) => backend.groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, normalize, advantages, a),
+    (stats): AdvantageResult<AdvantageStats> => ({ advantages, stats }));
 }
 
 /** Column f of rewards [B, R]. */
@@ -193,9 +189,8 @@ type GroupResult = AdvantageResult<AdvantageStats> | Promise<AdvantageResult<Adv
  * batch-wide normalisation. `reward` / `reward_std` stay those of the weighted raw sum (`logged`).
  */
 function normalizeThenSum(async: boolean, columns: Float32Array[], weights: ArrayLike<number>, unscorable: Uint8Array,
-  g: Grouping, packed: Float64Array, backend: GroupBackend, logged: AdvantageStats): GroupResult {
-  const perFunction = Float64Array.from(packed);
-  perFunction[0] = SCALES.indexOf('group');
+  g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend, logged: AdvantageStats): GroupResult {
+  const perFunction: NativeAdvantageOptions = { ...normalize, scale: 'group' };
   const z = columns.map((c) => (callGroups(false, c, g, perFunction, backend) as AdvantageResult<AdvantageStats>).advantages);
   const summed = weightedNanSum(z, weights, unscorable);
   const whole: Grouping = { groupSize: summed.length || 1, groupIds: null, numGroups: 1 };
@@ -214,19 +209,19 @@ function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions 
   if (r.length % objectives !== 0) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} rewards of shape [B, R] with R = ${objectives} but received ${r.length} elements`);
   }
-  const packed = packNormalize(fn, o);
+  const normalize = nativeNormalize(fn, o);
   const g = grouping(fn, r.length / objectives, o);
   const backend = kernelBinding(fn, o.device, 'groupAdvantages');
   const weights = weightsOf(fn, o, objectives);
   const mode = check.oneOf(`${fn} multiObjective`, o.multiObjective ?? ADVANTAGE_DEFAULTS.multiObjective,
     ['sumThenNormalize', 'normalizeThenSum'] as const);
-  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, packed, backend);
+  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, normalize, backend);
   const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
   const unscorable = unscorableRows(columns);
   const weightedSum = weightedNanSum(columns, weights, unscorable); // [B]
-  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, packed, backend);
-  const logged = (callGroups(false, weightedSum, g, packed, backend) as AdvantageResult<AdvantageStats>).stats;
-  return normalizeThenSum(async, columns, weights, unscorable, g, packed, backend, logged);
+  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, normalize, backend);
+  const logged = (callGroups(false, weightedSum, g, normalize, backend) as AdvantageResult<AdvantageStats>).stats;
+  return normalizeThenSum(async, columns, weights, unscorable, g, normalize, backend, logged);
 }
 
 /**
@@ -255,16 +250,12 @@ function rank(async: boolean, rewards: unknown, options: RankAdvantageOptions) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH',
       `Expected ${fn} rewards of shape [G, S, K] with S = ${candidates}, K = ${ranks}, but ${r.length} elements is not a multiple of ${candidates * ranks}`);
   }
-  const packed = packNormalize(fn, options);
+  const normalize = nativeNormalize(fn, options);
   const advantages = new Float32Array(r.length); // [G, S, K]
-  const stats = new Float64Array(5);
   const backend = kernelBinding(fn, options.device, 'rankAdvantages');
   return runNative(async,
-    (a) => backend.rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, packed, advantages, stats, a),
-    (): AdvantageResult<RankAdvantageStats> => ({
-      advantages,
-      stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2], fracCellsEqual: stats[3], fracCellsZero: stats[4] },
-    }));
+    (a) => backend.rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, normalize, advantages, a),
+    (stats): AdvantageResult<RankAdvantageStats> => ({ advantages, stats }));
 }
 
 /**

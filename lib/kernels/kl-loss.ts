@@ -1,7 +1,7 @@
 // verl's standalone KL loss, agg_loss(kl_penalty(logp, ref, kl_loss_type), mask, loss_agg_mode)
 // (verl/trainer/ppo/core_algos.py kl_penalty, agg_loss; workers/actor/dp_actor.py), forward and
 // gradient: the policy-loss kernel with no policy term (lossType "none", β = 1).
-import type { Device } from '../cuda.js';
+import type { Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow } from './native-call.js';

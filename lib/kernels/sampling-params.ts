@@ -1,7 +1,7 @@
 // Options of the sampler → the per-row arrays the addon reads, validated with messages that name
 // the option and the row. Shared scalars stay null (the native default) when they equal the default.
 import { GrpoError } from '../errors.js';
-import type { NativeSamplingParams } from '../native-types.js';
+import type { NativeSamplingParams } from '../binding/index.js';
 import * as check from '../validate.js';
 
 /** Token ids per row: row r's ids are `ids[offsets[r] .. offsets[r + 1])`. */

@@ -1,6 +1,6 @@
 // Advantages onto tokens: Rank-GRPO's per-item scatter with length shaping, and the broadcast of
 // sequence advantages under a truncation policy. Native kernels: native/kernels/advantage_tokens.cc.
-import { kernelBinding, type Device } from '../cuda.js';
+import { kernelBinding, type Device, type NativeLengthShaping } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
@@ -74,13 +74,13 @@ function columnsOf(mask: Uint8Array, rows: number): number {
   return rows === 0 ? 0 : mask.length / rows;
 }
 
-function packShaping(s: LengthShaping | undefined): Float64Array {
+function nativeShaping(s: LengthShaping | undefined): NativeLengthShaping {
   check.knownKeys(`${FN} lengthShaping`, s, SHAPING_KEYS);
   const d = TOKEN_ADVANTAGE_DEFAULTS.lengthShaping;
   const enabled = check.boolean(`${FN} lengthShaping.enabled`, s?.enabled ?? d.enabled);
   const value = (key: 'endOfList' | 'extraToken' | 'earlyStop') =>
     check.number(`${FN} lengthShaping.${key}`, s?.[key] ?? d[key], Number.isFinite, 'to be finite');
-  return Float64Array.of(enabled ? 1 : 0, value('endOfList'), value('extraToken'), value('earlyStop'));
+  return { enabled, endOfList: value('endOfList'), extraToken: value('extraToken'), earlyStop: value('earlyStop') };
 }
 
 function itemScatter(async: boolean, input: TokenAdvantageInput, o: TokenAdvantageOptions, segments: Int32Array) {
@@ -99,7 +99,7 @@ function itemScatter(async: boolean, input: TokenAdvantageInput, o: TokenAdvanta
   const out = new Float32Array(rows * cols); // [B, T]
   const backend = kernelBinding(FN, o.device, 'scatterItemAdvantages');
   return runNative(async,
-    (a) => backend.scatterItemAdvantages(input.advantages, segments, input.mask, eos, cols, ranks, packShaping(o.lengthShaping), out, a),
+    (a) => backend.scatterItemAdvantages(input.advantages, segments, input.mask, eos, cols, ranks, nativeShaping(o.lengthShaping), out, a),
     (): TokenAdvantageResult => ({ advantages: out, lossMask: input.mask }));
 }
 
@@ -125,7 +125,7 @@ function broadcast(async: boolean, input: TokenAdvantageInput, o: TokenAdvantage
   const lossMask = new Uint8Array(rows * cols); // [B, T]
   const backend = kernelBinding(FN, o.device, 'broadcastAdvantages');
   return runNative(async,
-    (a) => backend.broadcastAdvantages(adv, input.mask, truncated, prefixEnd, cols, TRUNCATIONS.indexOf(truncation), out, lossMask, a),
+    (a) => backend.broadcastAdvantages(adv, input.mask, truncated, prefixEnd, cols, { truncation }, out, lossMask, a),
     (): TokenAdvantageResult => ({ advantages: out, lossMask }));
 }
 

@@ -1,6 +1,6 @@
 // The Policy interface: what a trainer needs from a language model. The built-in model
 // (builtin.ts) implements it; a remote inference server can implement it the same way.
-import type { ResolvedDevice } from '../cuda.js';
+import type { ResolvedDevice } from '../binding/index.js';
 import type { SamplingOptions } from '../kernels/sampling-params.js';
 import type { ModelConfig } from './config.js';
 import type { Tokenizer } from './tokenizer.js';

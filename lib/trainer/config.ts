@@ -1,6 +1,6 @@
 // The trainer's configuration: every option with its documented default in one frozen object, and
 // the validation that turns a user's JSON (file + flags) into a resolved config with clear errors.
-import { DEVICES, type Device } from '../cuda.js';
+import { DEVICES, type Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import type { PolicyLossOptions } from '../kernels/loss.js';
 import { resolveLossOptions } from '../kernels/loss.js';

@@ -20,20 +20,44 @@ void expect_holds(Napi::Env env, const View<float>& view, int64_t rows, int64_t 
 using SgemmFn = grpo_status (*)(int, int, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
                                 float, float*, int64_t);
 
-// (transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, async)
+// The layout of C = alpha·op(A)·op(B) + beta·C: { transA, transB, m, n, k, alpha, beta, lda, ldb, ldc }.
+struct Layout {
+  bool ta, tb;
+  int64_t M, N, K, lda, ldb, ldc;
+  float alpha, beta;
+};
+
+Layout layout_of(Napi::Value value) {
+  Fields f(value, "layout");
+  Layout l{};
+  l.ta = f.boolean("transA");
+  l.tb = f.boolean("transB");
+  l.M = f.integer("m");
+  l.N = f.integer("n");
+  l.K = f.integer("k");
+  l.alpha = f.f32("alpha");
+  l.beta = f.f32("beta");
+  l.lda = f.integer("lda");
+  l.ldb = f.integer("ldb");
+  l.ldc = f.integer("ldc");
+  f.done();
+  return l;
+}
+
+// (A, B, C, layout, async)
 Napi::Value gemm_with(const Napi::CallbackInfo& info, SgemmFn sgemm) {
   Napi::Env env = info.Env();
-  const bool ta = bool_arg(info, 0, "transA"), tb = bool_arg(info, 1, "transB");
-  const int64_t M = int_arg(info, 2, "M"), N = int_arg(info, 3, "N"), K = int_arg(info, 4, "K");
-  const float alpha = static_cast<float>(number_arg(info, 5, "alpha")), beta = static_cast<float>(number_arg(info, 10, "beta"));
-  auto A = view_arg<float>(info, 6, "A");
-  auto B = view_arg<float>(info, 8, "B");
-  auto C = view_arg<float>(info, 11, "C");
-  const int64_t lda = int_arg(info, 7, "lda"), ldb = int_arg(info, 9, "ldb"), ldc = int_arg(info, 12, "ldc");
+  auto A = view_arg<float>(info, 0, "A");
+  auto B = view_arg<float>(info, 1, "B");
+  auto C = view_arg<float>(info, 2, "C");
+  const Layout l = layout_of(info[3]);
+  const bool ta = l.ta, tb = l.tb;
+  const int64_t M = l.M, N = l.N, K = l.K, lda = l.lda, ldb = l.ldb, ldc = l.ldc;
+  const float alpha = l.alpha, beta = l.beta;
   expect_holds(env, A, ta ? K : M, ta ? M : K, lda, "A");
   expect_holds(env, B, tb ? N : K, tb ? K : N, ldb, "B");
   expect_holds(env, C, M, N, ldc, "C");
-  CallMemory memory(bool_arg(info, 13, "async"));
+  CallMemory memory(bool_arg(info, 4, "async"));
   memory.inputs(A, B);
   memory.output(C, "C");
   return dispatch(info, std::move(memory),
