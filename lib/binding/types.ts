@@ -92,37 +92,15 @@ export interface NativeLossOptions {
   topEntropyQuantile: number;
 }
 
-/** grpo_loss_stats, named as lib/kernels/loss.ts reports them. */
-export interface NativeLossStats {
-  loss: number;
-  policyLoss: number;
-  kl: number;
-  clipRatioLow: number;
-  clipRatioHigh: number;
-  clipRatioRegion: number;
-  dualClipRatio: number;
-  ratioMean: number;
-  ratioMin: number;
-  ratioMax: number;
-  entropy: number;
-  ppoKl: number;
-  tokens: number;
-  phiSeqMean: number;
-}
+/** grpo_loss_stats, named as lib/kernels/loss.ts reports them (PolicyLossStats, plus the loss). */
+export type NativeLossStats = Record<
+  | 'loss' | 'policyLoss' | 'kl' | 'clipRatioLow' | 'clipRatioHigh' | 'clipRatioRegion' | 'dualClipRatio' | 'ratioMean' | 'ratioMin'
+  | 'ratioMax' | 'entropy' | 'ppoKl' | 'tokens' | 'phiSeqMean',
+  number
+>;
 
 /** The layout of C = alpha·op(A)·op(B) + beta·C (row-major; native/include/grpo/gemm.h). */
-export interface NativeGemmLayout {
-  transA: boolean;
-  transB: boolean;
-  m: number;
-  n: number;
-  k: number;
-  alpha: number;
-  beta: number;
-  lda: number;
-  ldb: number;
-  ldc: number;
-}
+export type NativeGemmLayout = Record<'transA' | 'transB', boolean> & Record<'m' | 'n' | 'k' | 'alpha' | 'beta' | 'lda' | 'ldb' | 'ldc', number>;
 
 /**
  * The sampler settings of `sample`, `samplingProbs` and `modelGenerate` (grpo_sampling_params): per-row arrays, null
@@ -148,21 +126,11 @@ export interface NativeSamplingParams {
 }
 
 /** grpo_model_config (native/include/grpo/model.h), named as lib/policy/config.ts names it. */
-export interface NativeModelConfig {
-  vocabSize: number;
-  hiddenSize: number;
-  intermediateSize: number;
-  numLayers: number;
-  numHeads: number;
-  numKvHeads: number;
-  headDim: number;
-  maxPositions: number;
-  rmsNormEps: number;
-  ropeTheta: number;
-  tieEmbeddings: boolean;
-  attentionBias: boolean;
-  qkNorm: boolean;
-}
+export type NativeModelConfig = Record<
+  'vocabSize' | 'hiddenSize' | 'intermediateSize' | 'numLayers' | 'numHeads' | 'numKvHeads' | 'headDim' | 'maxPositions' | 'rmsNormEps'
+  | 'ropeTheta',
+  number
+> & Record<'tieEmbeddings' | 'attentionBias' | 'qkNorm', boolean>;
 
 /** grpo_adamw_options; maxGradNorm <= 0: no clipping. */
 export interface NativeAdamwOptions {

@@ -16,26 +16,22 @@ constexpr Choice kNanRewards[] = {{"exclude", GRPO_ADV_NAN_EXCLUDE}, {"asZero", 
 constexpr Choice kTruncations[] = {{"keep", GRPO_TRUNCATION_KEEP}, {"dropTruncated", GRPO_TRUNCATION_DROP},
                                    {"dropSuffix", GRPO_TRUNCATION_DROP_SUFFIX}};
 
-grpo_advantage_options advantage_options(Napi::Value value) {
-  Fields f(value, "options");
-  grpo_advantage_options o{};
+void read_normalize(Fields& f, grpo_advantage_options& o) {
   o.scale = f.choice("scale", kScales);
   o.singleton = f.choice("singletonGroup", kSingletons);
   o.nan_rewards = f.choice("nanRewards", kNanRewards);
   o.std_epsilon = f.number("stdEpsilon");
-  f.done();
-  return o;
 }
 
-grpo_length_shaping length_shaping(Napi::Value value) {
-  Fields f(value, "shaping");
-  grpo_length_shaping s{};
+grpo_advantage_options advantage_options(Napi::Value value) {
+  return read_struct<grpo_advantage_options>(value, "options", read_normalize);
+}
+
+void read_shaping(Fields& f, grpo_length_shaping& s) {
   s.enabled = f.boolean("enabled");
   s.end_of_list = f.f32("endOfList");
   s.extra_token = f.f32("extraToken");
   s.early_stop = f.f32("earlyStop");
-  f.done();
-  return s;
 }
 
 // The stats every advantage kernel reports; `rank_wise` adds the (group, rank) cell fractions.
@@ -105,7 +101,7 @@ Napi::Value scatter_item_advantages(const Napi::CallbackInfo& info) {
   auto mask = view_arg<uint8_t>(info, 2, "mask");
   auto eos = view_arg<int32_t>(info, 3, "eosPositions");
   const int64_t cols = int_arg(info, 4, "cols"), ranks = int_arg(info, 5, "ranks"), rows = eos.length;
-  const grpo_length_shaping shaping = length_shaping(info[6]);
+  const auto shaping = read_struct<grpo_length_shaping>(info[6], "shaping", read_shaping);
   auto out = view_arg<float>(info, 7, "out");
   expect_length(env, item_adv, rows * ranks, "itemAdvantages");
   expect_length(env, segments, rows * cols, "segments");
@@ -122,12 +118,7 @@ Napi::Value scatter_item_advantages(const Napi::CallbackInfo& info) {
 }
 
 // { truncation }
-int32_t truncation_option(Napi::Value value) {
-  Fields f(value, "options");
-  const int32_t truncation = f.choice("truncation", kTruncations);
-  f.done();
-  return truncation;
-}
+void read_truncation(Fields& f, int32_t& truncation) { truncation = f.choice("truncation", kTruncations); }
 
 // (advantages, mask, truncated|null, prefixEnd|null, cols, options, out, lossMask, async)
 Napi::Value broadcast_advantages(const Napi::CallbackInfo& info) {
@@ -137,7 +128,7 @@ Napi::Value broadcast_advantages(const Napi::CallbackInfo& info) {
   auto truncated = view_arg<uint8_t>(info, 2, "truncated", true);
   auto prefix_end = view_arg<int32_t>(info, 3, "prefixEnd", true);
   const int64_t cols = int_arg(info, 4, "cols"), rows = adv.length;
-  const int32_t truncation = truncation_option(info[5]);
+  const int32_t truncation = read_struct<int32_t>(info[5], "options", read_truncation);
   auto out = view_arg<float>(info, 6, "out");
   auto loss_mask = view_arg<uint8_t>(info, 7, "lossMask");
   expect_length(env, mask, rows * cols, "mask");

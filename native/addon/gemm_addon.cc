@@ -27,9 +27,7 @@ struct Layout {
   float alpha, beta;
 };
 
-Layout layout_of(Napi::Value value) {
-  Fields f(value, "layout");
-  Layout l{};
+void read_layout(Fields& f, Layout& l) {
   l.ta = f.boolean("transA");
   l.tb = f.boolean("transB");
   l.M = f.integer("m");
@@ -40,8 +38,6 @@ Layout layout_of(Napi::Value value) {
   l.lda = f.integer("lda");
   l.ldb = f.integer("ldb");
   l.ldc = f.integer("ldc");
-  f.done();
-  return l;
 }
 
 // (A, B, C, layout, async)
@@ -50,18 +46,15 @@ Napi::Value gemm_with(const Napi::CallbackInfo& info, SgemmFn sgemm) {
   auto A = view_arg<float>(info, 0, "A");
   auto B = view_arg<float>(info, 1, "B");
   auto C = view_arg<float>(info, 2, "C");
-  const Layout l = layout_of(info[3]);
-  const bool ta = l.ta, tb = l.tb;
-  const int64_t M = l.M, N = l.N, K = l.K, lda = l.lda, ldb = l.ldb, ldc = l.ldc;
-  const float alpha = l.alpha, beta = l.beta;
-  expect_holds(env, A, ta ? K : M, ta ? M : K, lda, "A");
-  expect_holds(env, B, tb ? N : K, tb ? K : N, ldb, "B");
-  expect_holds(env, C, M, N, ldc, "C");
+  const Layout l = read_struct<Layout>(info[3], "layout", read_layout);
+  expect_holds(env, A, l.ta ? l.K : l.M, l.ta ? l.M : l.K, l.lda, "A");
+  expect_holds(env, B, l.tb ? l.N : l.K, l.tb ? l.K : l.N, l.ldb, "B");
+  expect_holds(env, C, l.M, l.N, l.ldc, "C");
   CallMemory memory(bool_arg(info, 4, "async"));
   memory.inputs(A, B);
   memory.output(C, "C");
   return dispatch(info, std::move(memory),
-                  [=] { return sgemm(ta, tb, M, N, K, alpha, A.data, lda, B.data, ldb, beta, C.data, ldc); });
+                  [=] { return sgemm(l.ta, l.tb, l.M, l.N, l.K, l.alpha, A.data, l.lda, B.data, l.ldb, l.beta, C.data, l.ldc); });
 }
 
 Napi::Value gemm(const Napi::CallbackInfo& info) { return gemm_with(info, &grpo_sgemm); }

@@ -14,26 +14,11 @@ struct PlainArgs {
   grpo_logprob_options options;
 };
 
-// { temperature, ignoreIndex }
-grpo_logprob_options logprob_options(Napi::Value value) {
-  Fields f(value, "options");
-  grpo_logprob_options o{};
-  o.temperature = f.f32("temperature");
-  o.ignore_index = f.i32("ignoreIndex");
-  f.done();
-  return o;
-}
-
 // { temperature, ignoreIndex, chunkRows, chunkVocab }
-grpo_linear_logprob_options linear_options(Napi::Value value) {
-  Fields f(value, "options");
-  grpo_linear_logprob_options o{};
-  o.temperature = f.f32("temperature");
-  o.ignore_index = f.i32("ignoreIndex");
+void read_linear(Fields& f, grpo_linear_logprob_options& o) {
+  read_scoring(f, o);
   o.chunk_rows = f.integer("chunkRows");
   o.chunk_vocab = f.integer("chunkVocab");
-  f.done();
-  return o;
 }
 
 // (logits, targets, vocab, options, ...)
@@ -43,7 +28,7 @@ PlainArgs plain_args(const Napi::CallbackInfo& info) {
   a.targets = view_arg<int32_t>(info, 1, "targets");
   a.vocab = int_arg(info, 2, "vocab");
   a.rows = a.targets.length;
-  a.options = logprob_options(info[3]);
+  a.options = read_struct<grpo_logprob_options>(info[3], "options", read_scoring<grpo_logprob_options>);
   expect_length(info.Env(), a.logits, a.rows * a.vocab, "logits");
   return a;
 }
@@ -118,7 +103,7 @@ LinearArgs<T> linear_args(const Napi::CallbackInfo& info) {
   a.bias = view_arg<float>(info, 2, "bias", true);
   a.targets = view_arg<int32_t>(info, 3, "targets");
   a.hidden_size = int_arg(info, 4, "hiddenSize");
-  a.options = linear_options(info[5]);
+  a.options = read_struct<grpo_linear_logprob_options>(info[5], "options", read_linear);
   a.rows = a.targets.length;
   if (a.hidden_size < 1 || a.weight.length % a.hidden_size != 0)
     throw_status(env, GRPO_ERR_SHAPE, "weight length is not a multiple of hiddenSize");

@@ -26,8 +26,7 @@ constexpr Choice kAggregations[] = {{"globalTokenMean", GRPO_AGG_GLOBAL_TOKEN_ME
                                     {"allPositionsLengthWeighted", GRPO_AGG_ALL_POSITIONS_LENGTH_WEIGHTED}};
 constexpr Choice kEmptyBatch[] = {{"zero", 0}, {"nan", 1}};
 
-grpo_surrogate surrogate_options(Fields& f) {
-  grpo_surrogate s{};
+void read_surrogate(Fields& f, grpo_surrogate& s) {
   s.type = f.choice("lossType", kLossTypes);
   s.epsilon_low = f.number("epsilonLow");
   s.epsilon_high = f.number("epsilonHigh");
@@ -43,13 +42,10 @@ grpo_surrogate surrogate_options(Fields& f) {
   s.vespo_k_neg = vespo.number("kNeg");
   s.vespo_lambda_neg = vespo.number("lambdaNeg");
   vespo.done();
-  return s;
 }
 
-grpo_loss_options loss_options(Napi::Value value) {
-  Fields f(value, "options");
-  grpo_loss_options o{};
-  o.surrogate = surrogate_options(f);
+void read_loss(Fields& f, grpo_loss_options& o) {
+  read_surrogate(f, o.surrogate);
   o.is_level = f.choice("isLevel", kIsLevels);
   o.num_items = f.i32("numItems");
   o.kl.estimator = f.choice("klEstimator", kKlEstimators);
@@ -65,8 +61,6 @@ grpo_loss_options loss_options(Napi::Value value) {
   o.aggregate.loss_scale_factor = f.number("lossScaleFactor");
   o.aggregate.accumulation_steps = f.number("accumulationSteps");
   o.top_entropy_quantile = f.number("topEntropyQuantile");
-  f.done();
-  return o;
 }
 
 Napi::Value loss_stats(Napi::Env env, const grpo_loss_stats& s) {
@@ -100,7 +94,7 @@ Napi::Value policy_loss(const Napi::CallbackInfo& info) {
   auto segments = view_arg<int32_t>(info, 5, "segments", true);
   auto entropy = view_arg<float>(info, 6, "entropy", true);
   const int64_t cols = int_arg(info, 7, "cols");
-  const grpo_loss_options options = loss_options(info[8]);
+  const auto options = read_struct<grpo_loss_options>(info[8], "options", read_loss);
   auto grad = view_arg<float>(info, 9, "gradLogp");
   if (cols < 1 || logp.length % cols != 0) throw_status(env, GRPO_ERR_SHAPE, "logp length is not a multiple of cols");
   const int64_t rows = logp.length / cols;

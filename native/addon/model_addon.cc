@@ -55,9 +55,7 @@ void check_offsets(Napi::Env env, const std::vector<int64_t>& offsets, int64_t t
   if (offsets.size() < 2 || offsets.back() != tokens) throw_status(env, GRPO_ERR_SHAPE, "offsets must end at the token count");
 }
 
-grpo_model_config model_config(Napi::Value value) {
-  Fields f(value, "config");
-  grpo_model_config c{};
+void read_config(Fields& f, grpo_model_config& c) {
   c.vocab_size = f.integer("vocabSize");
   c.hidden_size = f.integer("hiddenSize");
   c.intermediate_size = f.integer("intermediateSize");
@@ -71,13 +69,11 @@ grpo_model_config model_config(Napi::Value value) {
   c.tie_word_embeddings = f.boolean("tieEmbeddings");
   c.attention_bias = f.boolean("attentionBias");
   c.qk_norm = f.boolean("qkNorm");
-  f.done();
-  return c;
 }
 
 // (config) → a model with zero parameters
 Napi::Value create(const Napi::CallbackInfo& info) {
-  const grpo_model_config c = model_config(info[0]);
+  const auto c = read_struct<grpo_model_config>(info[0], "config", read_config);
   grpo_model* model = nullptr;
   check(info.Env(), grpo_model_create(&c, &model));
   return wrap(info.Env(), model);
@@ -134,16 +130,6 @@ Napi::Value set_tensor(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// { temperature, ignoreIndex }
-grpo_score_options score_options(Napi::Value value) {
-  Fields f(value, "options");
-  grpo_score_options o{};
-  o.temperature = f.f32("temperature");
-  o.ignore_index = f.i32("ignoreIndex");
-  f.done();
-  return o;
-}
-
 // (model, tokens, offsets, targets, options, train, logp, entropy|null, async)
 Napi::Value score(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -151,7 +137,7 @@ Napi::Value score(const Napi::CallbackInfo& info) {
   auto tokens = view_arg<int32_t>(info, 1, "tokens");
   auto offsets = offsets_arg(info, 2, "offsets");
   auto targets = view_arg<int32_t>(info, 3, "targets");
-  const grpo_score_options o = score_options(info[4]);
+  const auto o = read_struct<grpo_score_options>(info[4], "options", read_scoring<grpo_score_options>);
   const bool train = bool_arg(info, 5, "train");
   auto logp = view_arg<float>(info, 6, "logp");
   auto entropy = view_arg<float>(info, 7, "entropy", true);
@@ -205,23 +191,19 @@ Napi::Value zero_grad(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-grpo_adamw_options adamw_options(Napi::Value value) {
-  Fields f(value, "options");
-  grpo_adamw_options o{};
+void read_adamw(Fields& f, grpo_adamw_options& o) {
   o.lr = f.f32("lr");
   o.beta1 = f.f32("beta1");
   o.beta2 = f.f32("beta2");
   o.eps = f.f32("eps");
   o.weight_decay = f.f32("weightDecay");
   o.max_grad_norm = f.f32("maxGradNorm");
-  f.done();
-  return o;
 }
 
 // (model, options, gradNorm Float32Array[1], async)
 Napi::Value adamw(const Napi::CallbackInfo& info) {
   Model model = model_arg(info);
-  const grpo_adamw_options o = adamw_options(info[1]);
+  const auto o = read_struct<grpo_adamw_options>(info[1], "options", read_adamw);
   auto norm = view_arg<float>(info, 2, "gradNorm");
   expect_length(info.Env(), norm, 1, "gradNorm");
   CallMemory memory(bool_arg(info, 3, "async"));

@@ -128,6 +128,25 @@ View<T> Fields::array(const char* key, bool nullable) {
   return view_of_value<T>(object_.Env(), field(key), path(key), nullable);
 }
 
+// The plain object `value` (named `name` in errors) read into a zeroed Struct by `read(fields, struct)`; then
+// every key must have been read.
+template <typename Struct, typename Read>
+Struct read_struct(Napi::Value value, const char* name, Read read) {
+  Fields fields(value, name);
+  Struct out{};
+  read(fields, out);
+  fields.done();
+  return out;
+}
+
+// { temperature, ignoreIndex }: the scoring fields of grpo_logprob_options, grpo_linear_logprob_options and
+// grpo_score_options.
+template <typename Options>
+void read_scoring(Fields& f, Options& o) {
+  o.temperature = f.f32("temperature");
+  o.ignore_index = f.i32("ignoreIndex");
+}
+
 // The memory one kernel call reads and writes (docs/policy.md, "Async calls and memory").
 // Sync: the kernel works on the caller's typed arrays in place (zero copy).
 // Async: the worker never touches memory a JS ArrayBuffer owns, because a transfer (postMessage, structuredClone)

@@ -22,22 +22,20 @@ const T* row_array(Fields& f, const char* key, int64_t expected, CallMemory& mem
 }  // namespace
 
 grpo_sampling_params sampler_settings(Napi::Value value, int64_t rows, int64_t vocab, CallMemory& memory) {
-  Fields f(value, "sampling");
-  grpo_sampling_params p{};
-  p.temperature = row_array<float>(f, "temperature", rows, memory);
-  p.top_k = row_array<int32_t>(f, "topK", rows, memory);
-  p.top_p = row_array<float>(f, "topP", rows, memory);
-  p.min_p = row_array<float>(f, "minP", rows, memory);
-  p.repetition_penalty = row_array<float>(f, "repetitionPenalty", rows, memory);
-  p.presence_penalty = row_array<float>(f, "presencePenalty", rows, memory);
-  p.frequency_penalty = row_array<float>(f, "frequencyPenalty", rows, memory);
-  p.allow_bits = row_array<uint32_t>(f, "allow", rows * ((vocab + 31) / 32), memory);
-  p.history_offsets = row_array<int32_t>(f, "historyOffsets", rows + 1, memory);
-  p.history = row_array<int32_t>(f, "history", p.history_offsets ? p.history_offsets[rows] : -1, memory);
-  p.seed = f.u64("seedLo", "seedHi");
-  p.step = f.u64("stepLo", "stepHi");
-  f.done();
-  return p;
+  return read_struct<grpo_sampling_params>(value, "sampling", [&](Fields& f, grpo_sampling_params& p) {
+    p.temperature = row_array<float>(f, "temperature", rows, memory);
+    p.top_k = row_array<int32_t>(f, "topK", rows, memory);
+    p.top_p = row_array<float>(f, "topP", rows, memory);
+    p.min_p = row_array<float>(f, "minP", rows, memory);
+    p.repetition_penalty = row_array<float>(f, "repetitionPenalty", rows, memory);
+    p.presence_penalty = row_array<float>(f, "presencePenalty", rows, memory);
+    p.frequency_penalty = row_array<float>(f, "frequencyPenalty", rows, memory);
+    p.allow_bits = row_array<uint32_t>(f, "allow", rows * ((vocab + 31) / 32), memory);
+    p.history_offsets = row_array<int32_t>(f, "historyOffsets", rows + 1, memory);
+    p.history = row_array<int32_t>(f, "history", p.history_offsets ? p.history_offsets[rows] : -1, memory);
+    p.seed = f.u64("seedLo", "seedHi");
+    p.step = f.u64("stepLo", "stepHi");
+  });
 }
 
 namespace {
