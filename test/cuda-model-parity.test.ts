@@ -131,11 +131,12 @@ function generate(binding: ModelBinding, model: ModelHandle, temperature: number
   const logp = new Float32Array(rows * maxNew);
   const lengths = new Float64Array(rows);
   const truncated = new Uint8Array(rows);
-  binding.modelGenerate(model, PROMPTS, PROMPT_OFFSETS, maxNew, Int32Array.from(stop), tokens, logp, lengths, truncated,
-    {
-      temperature: Float32Array.from(temperature), topK: null, topP: Float32Array.from([0.95, 0.95, 0.95]), minP: null, repetitionPenalty: null,
-      presencePenalty: null, frequencyPenalty: null, allow: null, history: null, historyOffsets: null, seedLo: 1234, seedHi: 0, stepLo: 0, stepHi: 0,
-    }, false);
+  const sampling = {
+    temperature: Float32Array.from(temperature), topK: null, topP: Float32Array.from([0.95, 0.95, 0.95]), minP: null, repetitionPenalty: null,
+    presencePenalty: null, frequencyPenalty: null, allow: null, history: null, historyOffsets: null, seedLo: 1234, seedHi: 0, stepLo: 0, stepHi: 0,
+  };
+  binding.modelGenerate(model, PROMPTS, PROMPT_OFFSETS, { maxNewTokens: maxNew, stopTokens: Int32Array.from(stop), sampling }, tokens, logp,
+    lengths, truncated, false);
   return { tokens, logp, lengths, truncated };
 }
 

@@ -126,15 +126,17 @@ describe('raw options objects are read by field name', () => {
     expectNamedFields('layout', layout, (l) => addon.gemm(randomNormal(8, 1, 9), randomNormal(12, 1, 10), new Float32Array(6), l as never, false));
   });
 
-  it('sampler settings, the same object for sample and modelGenerate', () => {
+  it('sampler settings, the same object for sample and modelGenerate (in its grpo_generate_options)', () => {
     const settings = SAMPLING as unknown as Options;
     expectNamedFields('sampling', settings, (s) => addon.sample(randomNormal(2 * 8, 1, 11), 8, s as never, new Int32Array(2), null, null, false));
     const config = configToNative(tinyConfig(16));
     const model = addon.modelCreate(config);
     addon.modelInit(model, 1, false);
-    const prompt = (s: Options) => addon.modelGenerate(model, Int32Array.of(1, 2), Float64Array.of(0, 2), 2, new Int32Array(0),
-      new Int32Array(2), new Float32Array(2), new Float64Array(1), new Uint8Array(1), s as never, false);
-    expectNamedFields('sampling', settings, prompt);
+    const generate = (o: Options) => addon.modelGenerate(model, Int32Array.of(1, 2), Float64Array.of(0, 2), o as never,
+      new Int32Array(2), new Float32Array(2), new Float64Array(1), new Uint8Array(1), false);
+    const options = { maxNewTokens: 2, stopTokens: new Int32Array(0), sampling: settings };
+    expectNamedFields('options', options, generate);
+    expectNamedFields('options.sampling', settings, (sampling) => generate({ ...options, sampling }));
     addon.modelDispose(model);
   });
 

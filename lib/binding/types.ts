@@ -125,6 +125,14 @@ export interface NativeSamplingParams {
   stepHi: number;
 }
 
+/** grpo_generate_options (native/include/grpo/model.h). */
+export interface NativeGenerateOptions {
+  maxNewTokens: number;
+  /** A row ends after sampling any of these (kept in the output). */
+  stopTokens: I32;
+  sampling: NativeSamplingParams;
+}
+
 /** grpo_model_config (native/include/grpo/model.h), named as lib/policy/config.ts names it. */
 export type NativeModelConfig = Record<
   'vocabSize' | 'hiddenSize' | 'intermediateSize' | 'numLayers' | 'numHeads' | 'numKvHeads' | 'headDim' | 'maxPositions' | 'rmsNormEps'
@@ -220,8 +228,8 @@ export interface ModelBinding {
   modelGetOptimizer(model: ModelHandle, m: F32, v: F32): number;
   modelSetOptimizer(model: ModelHandle, m: F32, v: F32, step: number): void;
   modelGenerate(
-    model: ModelHandle, prompts: I32, offsets: F64, maxNewTokens: number, stopTokens: I32, outTokens: I32, outLogp: F32,
-    outLengths: F64, truncated: Uint8Array, sampling: NativeSamplingParams, async: boolean,
+    model: ModelHandle, prompts: I32, offsets: F64, options: NativeGenerateOptions, outTokens: I32, outLogp: F32, outLengths: F64,
+    truncated: Uint8Array, async: boolean,
   ): Done;
 }
 

@@ -72,8 +72,8 @@ export async function generateWith(
   ids.forEach((p, i) => packed.set(Array.from(p), offsets[i]));
   const n = ids.length, N = o.maxNewTokens;
   const tokens = new Int32Array(n * N), logp = new Float32Array(n * N), lengths = new Float64Array(n), truncated = new Uint8Array(n);
-  await callAsync((a) => addon.modelGenerate(handle, packed, offsets, N, o.stopTokens, tokens, logp, lengths, truncated, o.sampling, a),
-    () => undefined);
+  const native = { maxNewTokens: N, stopTokens: o.stopTokens, sampling: o.sampling };
+  await callAsync((a) => addon.modelGenerate(handle, packed, offsets, native, tokens, logp, lengths, truncated, a), () => undefined);
   return ids.map((_, i) => {
     const g: Generation = {
       tokens: tokens.slice(i * N, i * N + lengths[i]),

@@ -247,34 +247,44 @@ int64_t vocab_of(grpo_model* model) {
   return shape[0];
 }
 
-// (model, prompts, offsets, maxNew, stopTokens, outTokens, outLogp, outLengths F64, truncated U8, sampling, async):
-// `sampling` is the sampler settings object of `sample` (the model sets its history and step as it decodes).
+// grpo_generate_options: { maxNewTokens, stopTokens, sampling }, `sampling` the sampler settings object of `sample`
+// (the model sets its history and step as it decodes).
+struct GenerateArgs {
+  int64_t max_new = 0;
+  View<int32_t> stop;
+  grpo_sampling_params sampling{};
+};
+
+// (model, prompts, offsets, options, outTokens, outLogp, outLengths F64, truncated U8, async)
 Napi::Value generate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Model model = model_arg(info);
   auto prompts = view_arg<int32_t>(info, 1, "prompts");
   auto offsets = offsets_arg(info, 2, "offsets");
   check_offsets(env, offsets, prompts.length);
-  const int64_t nseq = static_cast<int64_t>(offsets.size()) - 1, max_new = int_arg(info, 3, "maxNewTokens");
-  auto stop = view_arg<int32_t>(info, 4, "stopTokens");
-  auto tokens = view_arg<int32_t>(info, 5, "outTokens");
-  auto logp = view_arg<float>(info, 6, "outLogp");
-  auto lengths = view_arg<double>(info, 7, "outLengths");
-  auto truncated = view_arg<uint8_t>(info, 8, "truncated");
-  CallMemory memory(bool_arg(info, 10, "async"));
-  const grpo_sampling_params sampling = sampler_settings(info[9], nseq, vocab_of(model.get()), memory);
-  expect_length(env, tokens, nseq * max_new, "outTokens");
-  expect_length(env, logp, nseq * max_new, "outLogp");
+  const int64_t nseq = static_cast<int64_t>(offsets.size()) - 1;
+  CallMemory memory(bool_arg(info, 8, "async"));
+  auto g = read_struct<GenerateArgs>(info[3], "options", [&](Fields& f, GenerateArgs& a) {
+    a.max_new = f.integer("maxNewTokens");
+    a.stop = f.array<int32_t>("stopTokens");
+    a.sampling = sampler_settings(f.field("sampling"), "options.sampling", nseq, vocab_of(model.get()), memory);
+  });
+  auto tokens = view_arg<int32_t>(info, 4, "outTokens");
+  auto logp = view_arg<float>(info, 5, "outLogp");
+  auto lengths = view_arg<double>(info, 6, "outLengths");
+  auto truncated = view_arg<uint8_t>(info, 7, "truncated");
+  expect_length(env, tokens, nseq * g.max_new, "outTokens");
+  expect_length(env, logp, nseq * g.max_new, "outLogp");
   expect_length(env, lengths, nseq, "outLengths");
   expect_length(env, truncated, nseq, "truncated");
-  memory.inputs(prompts, stop);
+  memory.inputs(prompts, g.stop);
   memory.output(tokens, "outTokens");
   memory.output(logp, "outLogp");
   memory.output(lengths, "outLengths");
   memory.output(truncated, "truncated");
   return dispatch(info, std::move(memory),
                   [=] {
-                    grpo_generate_options o{max_new, &sampling, stop.data, stop.length};
+                    grpo_generate_options o{g.max_new, &g.sampling, g.stop.data, g.stop.length};
                     std::vector<int64_t> n(static_cast<size_t>(nseq));
                     grpo_status s = grpo_model_generate(model.get(), prompts.data, offsets.data(), nseq, &o, tokens.data, logp.data,
                                                         n.data(), truncated.data);

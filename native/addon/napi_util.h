@@ -109,11 +109,12 @@ class Fields {
   template <typename T>
   View<T> array(const char* key, bool nullable = false);
   Napi::Env env() const { return object_.Env(); }
+  // The field's value as it is (for a reader of its own, e.g. the sampler settings), which must be present.
+  Napi::Value field(const char* key);
   // Throws unless every key of the object has been read.
   void done() const;
 
  private:
-  Napi::Value field(const char* key);
   int32_t choice_of(const char* key, const Choice* table, size_t count);
   std::string path(const char* key) const { return name_ + "." + key; }
   [[noreturn]] void fail(const char* key, const char* expected) const;

@@ -7,7 +7,8 @@
 
 namespace grpo::addon {
 
-// The per-row arrays are checked for length and copied in an async call (they stay owned by `memory`).
-grpo_sampling_params sampler_settings(Napi::Value value, int64_t rows, int64_t vocab, CallMemory& memory);
+// The settings object `value` (named `name` in errors). The per-row arrays are checked for length and copied in an
+// async call (they stay owned by `memory`).
+grpo_sampling_params sampler_settings(Napi::Value value, const char* name, int64_t rows, int64_t vocab, CallMemory& memory);
 
 }  // namespace grpo::addon

@@ -21,8 +21,8 @@ const T* row_array(Fields& f, const char* key, int64_t expected, CallMemory& mem
 
 }  // namespace
 
-grpo_sampling_params sampler_settings(Napi::Value value, int64_t rows, int64_t vocab, CallMemory& memory) {
-  return read_struct<grpo_sampling_params>(value, "sampling", [&](Fields& f, grpo_sampling_params& p) {
+grpo_sampling_params sampler_settings(Napi::Value value, const char* name, int64_t rows, int64_t vocab, CallMemory& memory) {
+  return read_struct<grpo_sampling_params>(value, name, [&](Fields& f, grpo_sampling_params& p) {
     p.temperature = row_array<float>(f, "temperature", rows, memory);
     p.top_k = row_array<int32_t>(f, "topK", rows, memory);
     p.top_p = row_array<float>(f, "topP", rows, memory);
@@ -54,7 +54,7 @@ Call read_call(const Napi::CallbackInfo& info, CallMemory& memory) {
   if (c.vocab < 1 || c.logits.length % c.vocab != 0)
     throw_status(info.Env(), GRPO_ERR_SHAPE, "logits length is not a multiple of vocab");
   c.rows = c.logits.length / c.vocab;
-  c.params = sampler_settings(info[2], c.rows, c.vocab, memory);
+  c.params = sampler_settings(info[2], "sampling", c.rows, c.vocab, memory);
   memory.input(c.logits);
   return c;
 }
