@@ -1,10 +1,10 @@
 // Advantages: group-normalised outcome rewards (TRL / verl / OpenRLHF), rank-wise advantages
 // (Rank-GRPO, ReMaRk) and their placement on tokens. Native kernels: native/kernels/advantage/advantage*.cc.
-import { kernelBinding, type CudaBinding } from '../cuda.js';
+import { kernelBinding, type CudaBinding, type NativeAdvantageOptions } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import {
-  ADVANTAGE_DEFAULTS, GROUP_ADVANTAGE_OPTIONS, NAN_POLICIES, NORMALIZE_OPTIONS, RANK_ADVANTAGE_OPTIONS, SCALES, SINGLETONS,
+  ADVANTAGE_DEFAULTS, GROUP_ADVANTAGE_OPTIONS, NORMALIZE_OPTIONS, RANK_ADVANTAGE_OPTIONS,
   type GroupAdvantageOptions, type RankAdvantageOptions,
 } from '../options/advantages.js';
 import { defaultsOf, kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
@@ -45,9 +45,9 @@ export interface AdvantageResult<S> {
   stats: S;
 }
 
-/** Options packed for the addon: [scale, singleton, nanRewards, stdEpsilon] (native/addon/advantage_addon.cc). */
-function packNormalize(o: ValuesOf<typeof NORMALIZE_OPTIONS>): Float64Array {
-  return Float64Array.of(SCALES.indexOf(o.scale), SINGLETONS.indexOf(o.singletonGroup), NAN_POLICIES.indexOf(o.nanRewards), o.stdEpsilon);
+/** The normalisation options as native/addon/advantage_addon.cc reads them (by field name). */
+function nativeNormalize(o: ValuesOf<typeof NORMALIZE_OPTIONS>): NativeAdvantageOptions {
+  return { scale: o.scale, singletonGroup: o.singletonGroup, nanRewards: o.nanRewards, stdEpsilon: o.stdEpsilon };
 }
 
 interface Grouping {
@@ -76,15 +76,11 @@ function grouping(fn: string, rows: number, o: ResolvedGroupOptions): Grouping {
 
 type GroupBackend = Pick<CudaBinding, 'groupAdvantages'>;
 
-function callGroups(async: boolean, rewards: Float32Array, g: Grouping, packed: Float64Array, backend: GroupBackend) {
+function callGroups(async: boolean, rewards: Float32Array, g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend) {
   const advantages = new Float32Array(rewards.length); // [B]
-  const stats = new Float64Array(5);
   return runNative(async,
-    (a) => backend.groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, packed, advantages, stats, a),
-    (): AdvantageResult<AdvantageStats> => ({
-      advantages,
-      stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2] },
-    }));
+    (a) => backend.groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, normalize, advantages, a),
+    (stats): AdvantageResult<AdvantageStats> => ({ advantages, stats }));
 }
 
 /** Column f of rewards [B, R]. */
@@ -135,9 +131,8 @@ type GroupResult = AdvantageResult<AdvantageStats> | Promise<AdvantageResult<Adv
  * batch-wide normalisation. `reward` / `reward_std` stay those of the weighted raw sum (`logged`).
  */
 function normalizeThenSum(async: boolean, columns: Float32Array[], weights: ArrayLike<number>, unscorable: Uint8Array,
-  g: Grouping, packed: Float64Array, backend: GroupBackend, logged: AdvantageStats): GroupResult {
-  const perFunction = Float64Array.from(packed);
-  perFunction[0] = SCALES.indexOf('group');
+  g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend, logged: AdvantageStats): GroupResult {
+  const perFunction: NativeAdvantageOptions = { ...normalize, scale: 'group' };
   const z = columns.map((c) => (callGroups(false, c, g, perFunction, backend) as AdvantageResult<AdvantageStats>).advantages);
   const summed = weightedNanSum(z, weights, unscorable);
   const whole: Grouping = { groupSize: summed.length || 1, groupIds: null, numGroups: 1 };
@@ -155,17 +150,17 @@ function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions 
   if (r.length % objectives !== 0) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} rewards of shape [B, R] with R = ${objectives} but received ${r.length} elements`);
   }
-  const packed = packNormalize(o);
+  const normalize = nativeNormalize(o);
   const g = grouping(fn, r.length / objectives, o);
   const backend = kernelBinding(fn, o.device, 'groupAdvantages');
   const weights = weightsOf(fn, o, objectives);
-  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, packed, backend);
+  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, normalize, backend);
   const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
   const unscorable = unscorableRows(columns);
   const weightedSum = weightedNanSum(columns, weights, unscorable); // [B]
-  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, packed, backend);
-  const logged = (callGroups(false, weightedSum, g, packed, backend) as AdvantageResult<AdvantageStats>).stats;
-  return normalizeThenSum(async, columns, weights, unscorable, g, packed, backend, logged);
+  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, normalize, backend);
+  const logged = (callGroups(false, weightedSum, g, normalize, backend) as AdvantageResult<AdvantageStats>).stats;
+  return normalizeThenSum(async, columns, weights, unscorable, g, normalize, backend, logged);
 }
 
 /**
@@ -193,16 +188,12 @@ function rank(async: boolean, rewards: unknown, options: RankAdvantageOptions) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH',
       `Expected ${fn} rewards of shape [G, S, K] with S = ${candidates}, K = ${ranks}, but ${r.length} elements is not a multiple of ${candidates * ranks}`);
   }
-  const packed = packNormalize(o);
+  const normalize = nativeNormalize(o);
   const advantages = new Float32Array(r.length); // [G, S, K]
-  const stats = new Float64Array(5);
   const backend = kernelBinding(fn, o.device, 'rankAdvantages');
   return runNative(async,
-    (a) => backend.rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, packed, advantages, stats, a),
-    (): AdvantageResult<RankAdvantageStats> => ({
-      advantages,
-      stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2], fracCellsEqual: stats[3], fracCellsZero: stats[4] },
-    }));
+    (a) => backend.rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, normalize, advantages, a),
+    (stats): AdvantageResult<RankAdvantageStats> => ({ advantages, stats }));
 }
 
 /**

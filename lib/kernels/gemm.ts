@@ -1,5 +1,5 @@
 // Single-precision matrix multiply C = alpha · op(A) · op(B) + beta · C on the native core.
-import { native } from '../binding.js';
+import { native } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import type { GemmLayout } from '../reference/gemm.js';
 import { MATMUL_DEFAULTS, MATMUL_OPTIONS, type MatmulOptions } from '../options/gemm.js';
@@ -62,7 +62,7 @@ function prepare(a: unknown, b: unknown, shape: unknown, options: MatmulOptions 
 function run(async: boolean, a: unknown, b: unknown, shape: unknown, options?: MatmulOptions) {
   const { a: av, b: bv, c, l, bf16 } = prepare(a, b, shape, options);
   return runNative(async,
-    (x) => native()[bf16 ? 'gemmBf16' : 'gemm'](l.transA, l.transB, l.m, l.n, l.k, l.alpha, av, l.lda, bv, l.ldb, l.beta, c, l.ldc, x),
+    (x) => native()[bf16 ? 'gemmBf16' : 'gemm'](av, bv, c, l, x),
     () => c);
 }
 

@@ -1,6 +1,6 @@
 // Log-prob scoring: log-softmax(logits / temperature) gathered at targets, entropy, backward,
 // and the fused LM-head form that never materialises [tokens × vocab] logits.
-import { kernelBinding } from '../cuda.js';
+import { kernelBinding, type NativeLinearLogprobOptions, type NativeLogprobOptions } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import {
@@ -78,6 +78,15 @@ function plainCall(fn: string, logits: unknown, targets: unknown, options: objec
   return { logits: l, targets: t, vocab, s };
 }
 
+/** The options as native/addon/logprob_addon.cc reads them (by field name). */
+function nativeOptions(s: Scalars): NativeLogprobOptions {
+  return { temperature: s.temperature, ignoreIndex: s.ignoreIndex };
+}
+
+function linearOptions(c: { s: Scalars; chunkSize: number; chunkVocab: number }): NativeLinearLogprobOptions {
+  return { ...nativeOptions(c.s), chunkRows: c.chunkSize, chunkVocab: c.chunkVocab };
+}
+
 function forward(async: boolean, logits: unknown, targets: unknown, options?: LogprobOptions) {
   const c = plainCall('logprobs', logits, targets, options, LOGPROB_OPTIONS);
   const rows = c.targets.length;
@@ -85,7 +94,7 @@ function forward(async: boolean, logits: unknown, targets: unknown, options?: Lo
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
   const backend = kernelBinding('logprobs', options?.device, 'logprobForward');
   return runNative(async,
-    (a) => backend.logprobForward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, logp, entropy, a),
+    (a) => backend.logprobForward(c.logits, c.targets, c.vocab, nativeOptions(c.s), logp, entropy, a),
     (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
 }
 
@@ -114,7 +123,7 @@ function backward(async: boolean, logits: unknown, targets: unknown, gradLogp: u
   check.length('logprobsBackward out', out, c.logits.length, `[T, V] = [${rows}, ${c.vocab}]`);
   const backend = kernelBinding('logprobsBackward', options?.device, 'logprobBackward');
   return runNative(async,
-    (a) => backend.logprobBackward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, g, gEntropy, out, a),
+    (a) => backend.logprobBackward(c.logits, c.targets, c.vocab, nativeOptions(c.s), g, gEntropy, out, a),
     () => out);
 }
 
@@ -189,7 +198,7 @@ function linearForward(async: boolean, hidden: unknown, weight: unknown, targets
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
   const x = c.inputs;
   const backend = kernelBinding('linearLogprobs', options?.device, x.bf16 ? 'linearLogprobForwardBf16' : 'linearLogprobForward');
-  const rest = [c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex, c.chunkSize, c.chunkVocab, logp, entropy, null] as const;
+  const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), logp, entropy, null] as const;
   return runNative(async,
     (a) => (x.bf16 ? backend.linearLogprobForwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobForward(x.hidden, x.weight, ...rest, a)),
     (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
@@ -239,7 +248,7 @@ function linearBackward(async: boolean, hidden: unknown, weight: unknown, target
   if (c.bias) grads.gradBias = gradBuffer(fn, 'gradBias', o.gradBias, c.vocab, `[V] = [${c.vocab}]`);
   const x = c.inputs;
   const backend = kernelBinding(fn, o.device, x.bf16 ? 'linearLogprobBackwardBf16' : 'linearLogprobBackward');
-  const rest = [c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex, c.chunkSize, c.chunkVocab, g, gEntropy,
+  const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), g, gEntropy,
     grads.gradHidden, grads.gradWeight, grads.gradBias ?? null, accumulate] as const;
   return runNative(async,
     (a) => (x.bf16 ? backend.linearLogprobBackwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobBackward(x.hidden, x.weight, ...rest, a)),

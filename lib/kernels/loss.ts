@@ -1,11 +1,10 @@
 // The clipped GRPO policy loss family with its analytic backward (dL/dlogp), reproducing TRL,
 // verl, OpenRLHF and Rank-GRPO. Native kernel: native/kernels/loss/loss*.cc. Presets: ./presets.ts.
-import { kernelBinding, type Device } from '../cuda.js';
+import { kernelBinding, type Device, type NativeLossOptions } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import {
-  LOSS_DEFAULTS, LOSS_OPTIONS, LOSS_TYPES, IS_LEVELS, KL_ESTIMATORS, KL_CLAMPS, AGGREGATIONS,
-  type Aggregation, type IsLevel, type KlClamp, type KlEstimator, type LossType, type PolicyLossOptions, type ResolvedLossOptions,
+  LOSS_DEFAULTS, LOSS_OPTIONS, type Aggregation, type IsLevel, type PolicyLossOptions, type ResolvedLossOptions,
 } from '../options/loss.js';
 import { kernelNaming, checkOptions } from '../options/schema.js';
 import { rejectOnThrow, runNative } from './native-call.js';
@@ -107,19 +106,13 @@ export function resolveLossOptions(options?: PolicyLossOptions): ResolvedLossOpt
   return { ...o, isLevel, aggregation: allPositionsLevel(o.aggregation, isLevel) };
 }
 
-/** The Float64Array layout read by native/addon/loss_addon.cc (29 fields). */
-function pack(o: ResolvedLossOptions, numItems: number, perToken: boolean): Float64Array {
-  const v = o.vespo as { kPos: number; lambdaPos: number; kNeg: number; lambdaNeg: number };
-  return Float64Array.of(
-    LOSS_TYPES.indexOf(o.lossType as LossType), o.epsilonLow as number, (o.epsilonHigh ?? o.epsilonLow) as number,
-    o.delta ?? 0, o.dualClipC ?? 0, o.logRatioClamp ?? 0, o.cispoCap as number, o.sapoTauPos as number, o.sapoTauNeg as number,
-    v.kPos, v.lambdaPos, v.kNeg, v.lambdaNeg,
-    IS_LEVELS.indexOf(o.isLevel as IsLevel), numItems,
-    KL_ESTIMATORS.indexOf(o.klEstimator as KlEstimator), KL_CLAMPS.indexOf(o.klClamp as KlClamp), o.klBiasCorrection ? 1 : 0, o.beta as number,
-    AGGREGATIONS.indexOf(o.aggregation as Aggregation), o.emptyBatch === 'nan' ? 1 : 0, o.tokenCount ?? 0, o.sequenceCount ?? 0,
-    o.maxCompletionLength ?? 0, o.lossScaleFactor ?? 0, o.accumulationSteps as number,
-    o.topEntropyQuantile as number, perToken ? 1 : 0, o.klK2Gradient ? 1 : 0,
-  );
+/** The options as native/addon/loss_addon.cc reads them, by field name: null (off, or this call's count) is 0 there. */
+function nativeOptions(o: ResolvedLossOptions, numItems: number): NativeLossOptions {
+  return {
+    ...o, epsilonHigh: o.epsilonHigh ?? o.epsilonLow, delta: o.delta ?? 0, dualClipC: o.dualClipC ?? 0, logRatioClamp: o.logRatioClamp ?? 0,
+    numItems, tokenCount: o.tokenCount ?? 0, sequenceCount: o.sequenceCount ?? 0, maxCompletionLength: o.maxCompletionLength ?? 0,
+    lossScaleFactor: o.lossScaleFactor ?? 0,
+  } as NativeLossOptions;
 }
 
 function optionalTokens<T extends Float32Array | Int32Array>(name: string, value: T | undefined, size: number, shape: string,
@@ -136,7 +129,6 @@ interface Checked {
   logp: Float32Array;
   advantages: Float32Array;
   mask: Uint8Array;
-  perToken: boolean;
   old: Float32Array | null;
   ref: Float32Array | null;
   segments: Int32Array | null;
@@ -165,7 +157,7 @@ function checkInput(input: PolicyLossInput): Checked {
   const perToken = advantages.length === size; // with T = 1, [B, 1] and [B] mean the same
   if (!perToken) check.length(`${FN} advantages`, advantages, rows, `[B, T] = [${rows}, ${cols}] or [B] = [${rows}]`);
   return {
-    rows, cols, logp, advantages, mask, perToken,
+    rows, cols, logp, advantages, mask,
     old: tokens('oldLogp', input.oldLogp, check.float32Array),
     ref: tokens('refLogp', input.refLogp, check.float32Array),
     segments: tokens('segments', input.segments, check.int32Array),
@@ -193,9 +185,6 @@ function requirements(o: ResolvedLossOptions, c: Checked): void {
   }
 }
 
-const STAT_NAMES = ['policyLoss', 'kl', 'clipRatioLow', 'clipRatioHigh', 'clipRatioRegion', 'dualClipRatio',
-  'ratioMean', 'ratioMin', 'ratioMax', 'entropy', 'ppoKl', 'tokens', 'phiSeqMean'] as const;
-
 /** Separates `device` from the loss options; anything that is not an options object is left to their validation. */
 function splitDevice(options: PolicyLossCallOptions | undefined): { device?: Device; loss?: PolicyLossOptions } {
   if (typeof options !== 'object' || options === null) return { loss: options };
@@ -208,17 +197,12 @@ function run(async: boolean, input: PolicyLossInput, options: PolicyLossCallOpti
   const o = resolveLossOptions(loss);
   const c = checkInput(input);
   requirements(o, c);
-  const packed = pack(o, itemCount(o, c.segments), c.perToken);
+  const native = nativeOptions(o, itemCount(o, c.segments));
   const gradLogp = new Float32Array(c.rows * c.cols); // [B, T]
-  const stats = new Float64Array(STAT_NAMES.length + 1); // the loss, then the statistics
   const backend = kernelBinding(FN, device, 'policyLoss');
   return runNative(async,
-    (a) => backend.policyLoss(c.logp, c.old, c.ref, c.advantages, c.mask, c.segments, c.entropy, Math.max(c.cols, 1), packed, gradLogp, stats, a),
-    (): PolicyLossResult => ({
-      loss: stats[0],
-      gradLogp,
-      stats: Object.fromEntries(STAT_NAMES.map((name, i) => [name, stats[i + 1]])) as unknown as PolicyLossStats,
-    }));
+    (a) => backend.policyLoss(c.logp, c.old, c.ref, c.advantages, c.mask, c.segments, c.entropy, Math.max(c.cols, 1), native, gradLogp, a),
+    ({ loss, ...stats }): PolicyLossResult => ({ loss, gradLogp, stats }));
 }
 
 /**

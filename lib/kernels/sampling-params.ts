@@ -1,7 +1,7 @@
 // Options of the sampler → the per-row arrays the addon reads, validated with messages that name
 // the option and the row. Shared scalars stay null (the native default) when they equal the default.
 import { GrpoError } from '../errors.js';
-import type { NativeSamplingParams } from '../native-types.js';
+import type { NativeSamplingParams } from '../binding/index.js';
 import { SAMPLING_DEFAULTS, SAMPLING_OPTIONS, type RowOption, type SamplingOptions, type TokenLists } from '../options/sampling.js';
 import { kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
 import * as check from '../validate.js';

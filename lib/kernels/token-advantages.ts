@@ -1,11 +1,11 @@
 // Advantages onto tokens: Rank-GRPO's per-item scatter with length shaping, and the broadcast of
 // sequence advantages under a truncation policy. Native kernels: native/kernels/advantage/advantage_tokens.cc.
-import { kernelBinding } from '../cuda.js';
+import { kernelBinding, type NativeLengthShaping } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
 import {
-  LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_DEFAULTS, TOKEN_ADVANTAGE_OPTIONS, TRUNCATIONS, type TokenAdvantageOptions,
+  LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_DEFAULTS, TOKEN_ADVANTAGE_OPTIONS, type TokenAdvantageOptions,
 } from '../options/token-advantages.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
@@ -48,8 +48,8 @@ function columnsOf(mask: Uint8Array, rows: number): number {
   return rows === 0 ? 0 : mask.length / rows;
 }
 
-function packShaping(s: ValuesOf<typeof LENGTH_SHAPING_OPTIONS>): Float64Array {
-  return Float64Array.of(s.enabled ? 1 : 0, s.endOfList, s.extraToken, s.earlyStop);
+function nativeShaping(s: ValuesOf<typeof LENGTH_SHAPING_OPTIONS>): NativeLengthShaping {
+  return { enabled: s.enabled, endOfList: s.endOfList, extraToken: s.extraToken, earlyStop: s.earlyStop };
 }
 
 function itemScatter(async: boolean, input: TokenAdvantageInput, o: Resolved, segments: Int32Array) {
@@ -68,7 +68,7 @@ function itemScatter(async: boolean, input: TokenAdvantageInput, o: Resolved, se
   const out = new Float32Array(rows * cols); // [B, T]
   const backend = kernelBinding(FN, o.device, 'scatterItemAdvantages');
   return runNative(async,
-    (a) => backend.scatterItemAdvantages(input.advantages, segments, input.mask, eos, cols, ranks, packShaping(o.lengthShaping), out, a),
+    (a) => backend.scatterItemAdvantages(input.advantages, segments, input.mask, eos, cols, ranks, nativeShaping(o.lengthShaping), out, a),
     (): TokenAdvantageResult => ({ advantages: out, lossMask: input.mask }));
 }
 
@@ -94,7 +94,7 @@ function broadcast(async: boolean, input: TokenAdvantageInput, o: Resolved) {
   const lossMask = new Uint8Array(rows * cols); // [B, T]
   const backend = kernelBinding(FN, o.device, 'broadcastAdvantages');
   return runNative(async,
-    (a) => backend.broadcastAdvantages(adv, input.mask, truncated, prefixEnd, cols, TRUNCATIONS.indexOf(truncation), out, lossMask, a),
+    (a) => backend.broadcastAdvantages(adv, input.mask, truncated, prefixEnd, cols, { truncation }, out, lossMask, a),
     (): TokenAdvantageResult => ({ advantages: out, lossMask }));
 }
 

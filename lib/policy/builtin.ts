@@ -2,7 +2,7 @@
 // Calls on one model run one at a time (a promise chain); each runs off the event loop. A policy keeps the
 // addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon. dispose() is safe
 // mid-call and sync methods refuse a model busy with an async call (docs/policy.md, "Async calls and memory").
-import { modelBinding, type Device, type ResolvedDevice } from '../cuda.js';
+import { modelBinding, type Device, type ModelBinding, type ModelHandle, type ResolvedDevice } from '../binding/index.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
 import { kernelNaming, checkOptions } from '../options/schema.js';
@@ -11,7 +11,6 @@ import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoin
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
 import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './batch.js';
 import { generateWith } from './generate.js';
-import type { ModelBinding, ModelHandle } from './native-model.js';
 import {
   policyStep, type Forward, type ForwardHandle, type GenerateOptions, type Generation, type LossFunction, type LossGradient,
   type OptimizerStepOptions, type OptimizerStepResult, type Policy, type ScoreOptions, type ScoreResult, type SequenceBatch,
@@ -289,7 +288,8 @@ export class BuiltinPolicy implements Policy {
     check.knownKeys('optimizerStep options', options, ['learningRate']);
     const learningRate = options.learningRate ?? scheduledLearningRate(this.optimizer, this.steps + 1);
     const o = this.optimizer, norm = new Float32Array(1);
-    await callAsync((a) => this.addon.modelAdamw(this.live(), learningRate, o.beta1, o.beta2, o.eps, o.weightDecay, o.maxGradNorm, norm, a), () => undefined);
+    const adamw = { lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm };
+    await callAsync((a) => this.addon.modelAdamw(this.live(), adamw, norm, a), () => undefined);
     return { gradNorm: norm[0], learningRate, step: ++this.steps };
   }
 
@@ -304,7 +304,7 @@ export class BuiltinPolicy implements Policy {
     const temperature = check.number('score temperature', options.temperature ?? 1, (t) => t > 0 && Number.isFinite(t), 'to be finite and > 0');
     const packed = packBatch(batch, this.config.vocabSize, this.config.maxPositions);
     const T = packed.tokens.length, logp = new Float32Array(T), entropy = new Float32Array(T);
-    await callAsync((a) => this.addon.modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, temperature, IGNORE_INDEX, train, logp, entropy, a), () => undefined);
+    await callAsync((a) => this.addon.modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, { temperature, ignoreIndex: IGNORE_INDEX }, train, logp, entropy, a), () => undefined);
     options.onProgress?.(1);
     return { scores: { logp: unpack(logp, packed), entropy: unpack(entropy, packed) }, packed };
   }

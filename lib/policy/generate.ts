@@ -6,7 +6,7 @@ import { nativeSamplingParams } from '../kernels/sampling-params.js';
 import * as check from '../validate.js';
 import { checkOptions } from '../options/schema.js';
 import type { ModelConfig } from './config.js';
-import type { ModelBinding, ModelHandle } from './native-model.js';
+import type { ModelBinding, ModelHandle } from '../binding/index.js';
 import { GENERATE_DEFAULTS, GENERATE_OPTIONS, type GenerateOptions } from './options.js';
 import type { Generation } from './policy.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -69,16 +69,14 @@ export async function generateWith(
   if (!Array.isArray(prompts) || prompts.length === 0) throw new GrpoError('GRPO_SHAPE_MISMATCH', 'Expected a non-empty array of prompts');
   const ids = prompts.map((p, i) => promptIds(p, i, config, tokenizer));
   const o = resolve(options, ids.length, config, tokenizer);
-  const s = o.sampling;
   const offsets = new Float64Array(ids.length + 1);
   ids.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
   const packed = new Int32Array(offsets[ids.length]);
   ids.forEach((p, i) => packed.set(Array.from(p), offsets[i]));
   const n = ids.length, N = o.maxNewTokens;
   const tokens = new Int32Array(n * N), logp = new Float32Array(n * N), lengths = new Float64Array(n), truncated = new Uint8Array(n);
-  await callAsync((a) => addon.modelGenerate(handle, packed, offsets, N, o.stopTokens, tokens, logp, lengths, truncated,
-    s.temperature, s.topK, s.topP, s.minP, s.repetitionPenalty, s.presencePenalty, s.frequencyPenalty, s.allow, s.seedLo, s.seedHi, a),
-  () => undefined);
+  const native = { maxNewTokens: N, stopTokens: o.stopTokens, sampling: o.sampling };
+  await callAsync((a) => addon.modelGenerate(handle, packed, offsets, native, tokens, logp, lengths, truncated, a), () => undefined);
   return ids.map((_, i) => {
     const g: Generation = {
       tokens: tokens.slice(i * N, i * N + lengths[i]),

@@ -1,7 +1,7 @@
 // The Policy interface: what a trainer needs from a language model. The built-in model
 // (builtin.ts) implements it; a remote inference server can implement it the same way. A training update
 // is three calls in sequence (forward → the trainer's loss → backward → optimizerStep); policyStep chains them.
-import type { ResolvedDevice } from '../cuda.js';
+import type { ResolvedDevice } from '../binding/index.js';
 import * as check from '../validate.js';
 import type { ModelConfig } from './config.js';
 import type { GenerateOptions } from './options.js';

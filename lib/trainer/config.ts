@@ -1,6 +1,6 @@
 // The trainer's configuration: every option declared once (type, range, default, description) in
 // TRAINER_OPTIONS, and the validation that turns a user's JSON (file + flags) into a resolved config.
-import { DEVICES } from '../cuda.js';
+import { DEVICES } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import { resolveLossOptions, type PolicyLossOptions } from '../kernels/loss.js';
 import { NORMALIZE_OPTIONS } from '../options/advantages.js';
