@@ -22,6 +22,7 @@ const steps = [
   ['cmake', ['--build', 'build-native', '--parallel', '2']],
   ['ctest', ['--test-dir', 'build-native', '--output-on-failure']],
   [process.execPath, cmakeJs],
+  [process.execPath, ['scripts/check-simd.js', 'build-asan/Release/grpo_native.node']], // no scalar AVX2/AVX-512 clone
   [process.execPath, ['node_modules/.bin/tsc', '-p', 'tsconfig.json']],
   [process.execPath, ['--expose-gc', 'test/helpers/crash-child.mjs', 'all'], addon],
 ];
