@@ -5,8 +5,10 @@
 // x86-64-v3 only: docs/performance.md), so each clone is disassembled and its 256/512-bit instructions counted.
 // Rules: the v3 clone of every listed function has a ymm instruction; the v4 clone a zmm or ymm one; every
 // listed function has all three clones (a renamed or un-cloned function fails rather than passing unchecked).
+// Read a release build: a sanitized one (npm run test:native's build-asan) is not vectorised at all.
 // Usage: node scripts/check-simd.js [addon or library; default build/Release/grpo_native.node]  (needs objdump)
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 // The hot loops of each kernel family, by their demangled name up to the parameter list.
 const hotLoops = [
@@ -32,6 +34,7 @@ const hotLoops = [
 const clones = ['arch_x86_64_v4', 'arch_x86_64_v3', 'default'];
 
 function disassemble(file) {
+  if (!existsSync(file)) throw new Error(`${file} not found: build the addon first (npm run build:native, or npm ci)`);
   const result = spawnSync('objdump', ['-d', '-C', '--no-show-raw-insn', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
   if (result.error || result.status !== 0)
     throw new Error(`objdump -d ${file} failed (binutils installed? the file built?): ${result.error?.message ?? result.stderr}`);
