@@ -10,23 +10,12 @@ import type { Policy, ScoreOptions } from '../lib/policy/policy.js';
 import { RECIPE_NAMES } from '../lib/trainer/config.js';
 import { trainStep } from '../lib/trainer/loop.js';
 import { resolveConfig, resolvedOptions } from '../lib/trainer/recipes.js';
-import { rowMask, type Rollout } from '../lib/trainer/rollout.js';
+import { rowMask } from '../lib/trainer/rollout.js';
 import { arithmeticData, ccrTask } from '../lib/trainer/task-ccr.js';
 import { createTask } from '../lib/trainer/tasks.js';
 import { resume } from '../lib/trainer/resume.js';
 import { train } from '../lib/trainer/train.js';
-import { tempRunRoot, tinyMoviesDir, tinyPolicy, tinyTokenizer } from './helpers/trainer.js';
-
-/** A rollout of given completion texts (one group). */
-function rolloutOf(texts: string[], truncated: number[]): Rollout {
-  const tokenizer = tinyTokenizer();
-  const completions = texts.map((t) => tokenizer.encode(t).ids);
-  const width = Math.max(...completions.map((c) => c.length));
-  return {
-    groups: 1, candidates: texts.length, promptIds: texts.map(() => Int32Array.of(0)), completions, texts,
-    truncated: Uint8Array.from(truncated), width, mask: rowMask(completions.map((c) => c.length), width),
-  };
-}
+import { rolloutOf, tempRunRoot, tinyMoviesDir, tinyPolicy, tinyTokenizer } from './helpers/trainer.js';
 
 interface Seen { temperature?: number; logp: Float32Array[] }
 

@@ -5,23 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
 import { trainStep } from '../lib/trainer/loop.js';
 import { resolveConfig } from '../lib/trainer/recipes.js';
-import { rowMask, type Rollout } from '../lib/trainer/rollout.js';
+import type { Rollout } from '../lib/trainer/rollout.js';
 import { ccrTask, arithmeticData } from '../lib/trainer/task-ccr.js';
 import { createTask } from '../lib/trainer/tasks.js';
 import { train } from '../lib/trainer/train.js';
 import { initialValidation, recordValidation, stopAfter } from '../lib/trainer/validation.js';
-import { tempRunRoot, tinyMoviesDir, tinyPolicy, tinyTokenizer } from './helpers/trainer.js';
-
-/** A rollout of given completion texts (one group). */
-function rolloutOf(texts: string[], truncated: number[]): Rollout {
-  const tokenizer = tinyTokenizer();
-  const completions = texts.map((t) => tokenizer.encode(t).ids);
-  const width = Math.max(...completions.map((c) => c.length));
-  return {
-    groups: 1, candidates: texts.length, promptIds: texts.map(() => Int32Array.of(0)), completions, texts,
-    truncated: Uint8Array.from(truncated), width, mask: rowMask(completions.map((c) => c.length), width),
-  };
-}
+import { rolloutOf, tempRunRoot, tinyMoviesDir, tinyPolicy, tinyTokenizer } from './helpers/trainer.js';
 
 describe('token advantages', () => {
   it('CCR drops only the unfinished suffix of a truncated completion; its reward still counts', () => {

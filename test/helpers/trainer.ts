@@ -8,6 +8,7 @@ import { trainBpe } from '../../lib/cli/bpe.js';
 import { BuiltinPolicy } from '../../lib/policy/builtin.js';
 import type { ModelConfig } from '../../lib/policy/config.js';
 import type { Tokenizer } from '../../lib/policy/tokenizer.js';
+import { rowMask, type Rollout } from '../../lib/trainer/rollout.js';
 
 let cached: Tokenizer | undefined;
 
@@ -45,3 +46,14 @@ export function tinyMoviesDir(trainRespondents: readonly number[], evaluate: num
 }
 
 export const tempRunRoot = () => mkdtempSync(join(tmpdir(), 'grpo-runs-'));
+
+/** A rollout of given completion texts (one group). */
+export function rolloutOf(texts: string[], truncated: number[]): Rollout {
+  const tokenizer = tinyTokenizer();
+  const completions = texts.map((t) => tokenizer.encode(t).ids);
+  const width = Math.max(...completions.map((c) => c.length));
+  return {
+    groups: 1, candidates: texts.length, promptIds: texts.map(() => Int32Array.of(0)), completions, texts,
+    truncated: Uint8Array.from(truncated), width, mask: rowMask(completions.map((c) => c.length), width),
+  };
+}
