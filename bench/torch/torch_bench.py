@@ -1,7 +1,7 @@
 # The PyTorch side of `npm run bench:torch` (bench/torch/run.js drives it; it installs nothing).
 #   python3 torch_bench.py serve THREADS   one JSON request per stdin line, one JSON answer per stdout line:
 #     {"op": "config"}                               version, threads, BLAS build, allocator, OPENBLAS_* settings
-#     {"op": "setup", "workload": W, "dir": D}       loads W's inputs from D, runs it once, writes its outputs to D/torch
+#     {"op": "setup", "workload": W, "dir": D}       loads W's inputs from D, writes its outputs to D/torch, warms up
 #     {"op": "time", "workload": W, "repeats": n}    median milliseconds of n calls
 #   python3 torch_bench.py peak THREADS DIR        peak extra MB of the unfused LM head, forward then forward + backward
 import json
@@ -29,7 +29,7 @@ def config():
     return {
         'version': torch.__version__, 'threads': torch.get_num_threads(), 'blas': build + loaded_libraries(),
         'tcmalloc': 'tcmalloc' in os.environ.get('LD_PRELOAD', ''),
-        'env': {k: v for k, v in os.environ.items() if k.startswith('OPENBLAS_') or k in ('OMP_NUM_THREADS', 'LD_PRELOAD')},
+        'env': {k: v for k, v in os.environ.items() if k.startswith(('OPENBLAS_', 'OMP_')) or k == 'LD_PRELOAD'},
     }
 
 
@@ -54,6 +54,7 @@ def serve():
             out = os.path.join(request['dir'], 'torch')
             os.makedirs(out, exist_ok=True)
             outputs(out)
+            call()  # warm-up, as the driver's before its rounds
             calls[request['workload']] = call
             answer = {'ok': True}
         elif op == 'time':
