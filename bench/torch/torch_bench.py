@@ -50,6 +50,7 @@ def serve():
         if op == 'config':
             answer = config()
         elif op == 'setup':
+            calls.clear()  # one workload at a time: the previous one's model and tensors are freed
             call, outputs = WORKLOADS[request['workload']](request['dir'])
             out = os.path.join(request['dir'], 'torch')
             os.makedirs(out, exist_ok=True)
