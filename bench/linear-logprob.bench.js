@@ -5,7 +5,7 @@ import {
   getThreads, cpuPath, fromBf16, linearLogprobsBackwardSync, linearLogprobsSync, logprobsSync, matmulBf16Native, toBf16,
 } from '../dist/index.js';
 import { linearLogitsReference, logprobsReference } from '../dist/reference/logprob.js';
-import { native } from '../dist/binding.js';
+import { native } from '../dist/binding/index.js';
 import { execFileSync } from 'node:child_process';
 import { randomLogits, targetsFor } from './logits.js';
 import { measureRoofs } from './roof.js';
@@ -27,7 +27,8 @@ function fusedRows(roofs) {
   const gradLogp = new Float32Array(T).fill(1);
   const fusedBackward = measure('fused backward', () => linearLogprobsBackward(hidden, weight, targets, gradLogp), 3);
   const logits = new Float32Array(T * V); // [T, V]: the unfused path's 256 MB
-  const gemmCall = () => native().gemm(false, true, T, V, H, 1, hidden, H, weight, H, 0, logits, V, false);
+  const gemmCall = () => native().gemm(hidden, weight, logits,
+    { transA: false, transB: true, m: T, n: V, k: H, alpha: 1, beta: 0, lda: H, ldb: H, ldc: V }, false);
   const gemm = measure('GEMM alone', gemmCall, 5);
   const unfused = measure('unfused (GEMM + logprobs)', () => {
     gemmCall();
@@ -47,7 +48,8 @@ function fusedRows(roofs) {
 }
 
 function linearLogprobsBackward(hidden, weight, targets, gradLogp) {
-  return native().linearLogprobBackward(hidden, weight, null, targets, 512, 1, -100, 256, 4096, gradLogp, null,
+  return native().linearLogprobBackward(hidden, weight, null, targets, 512,
+    { temperature: 1, ignoreIndex: -100, chunkRows: 256, chunkVocab: 4096 }, gradLogp, null,
     new Float32Array(hidden.length), new Float32Array(weight.length), null, false, false);
 }
 

@@ -1,7 +1,7 @@
 // This machine's roofs, measured in the same run as the kernels they judge:
 // a streaming read of 512 MB (memory-read roof) and independent FMA chains (FP32 FLOP roof).
 import { getThreads, cpuPath } from '../dist/index.js';
-import { native } from '../dist/binding.js';
+import { native } from '../dist/binding/index.js';
 
 const READ_FLOATS = 128 * 1024 * 1024; // 512 MB: far beyond the caches (the reported L3 is the host's)
 

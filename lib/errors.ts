@@ -43,28 +43,13 @@ export class GrpoError extends Error {
   }
 }
 
-/** Native status codes (native/include/grpo/grpo.h) mapped to error codes, by index. */
-const NATIVE_STATUS_CODES: readonly GrpoErrorCode[] = [
-  'GRPO_INTERNAL', // 0 = GRPO_OK never becomes an error
-  'GRPO_INVALID_ARGUMENT',
-  'GRPO_SHAPE_MISMATCH',
-  'GRPO_NON_FINITE',
-  'GRPO_INDEX_RANGE',
-  'GRPO_VALUE_RANGE',
-  'GRPO_OUT_OF_MEMORY',
-  'GRPO_INTERNAL',
-  'GRPO_UNSUPPORTED',
-  'GRPO_DETACHED_BUFFER', // 9: addon only, an output array transferred while its async call ran (napi_util.h)
-];
-
 /**
- * The addon throws plain Errors whose message starts with "[status N] ".
- * This turns them into GrpoErrors with the matching code; other errors pass through.
+ * The addon throws plain Errors whose `code` is already a GrpoErrorCode (native/addon/napi_util.cc, error_code:
+ * the one status → code table). This makes them GrpoErrors; other errors pass through.
  */
 export function fromNativeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
-  const match = /^\[status (\d+)\] ([\s\S]*)$/.exec(error.message);
-  if (!match) return error;
-  const code = NATIVE_STATUS_CODES[Number(match[1])] ?? 'GRPO_INTERNAL';
-  return new GrpoError(code, match[2], { cause: error });
+  const code = (error as Error & { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('GRPO_')) return error;
+  return new GrpoError(code as GrpoErrorCode, error.message, { cause: error });
 }

@@ -115,10 +115,9 @@ export {
 export { policyLossReference, klReference, type LossReferenceInput } from './reference/loss.js';
 export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference } from './reference/advantage.js';
 export * from './policy/index.js';
-export { loadCuda, DEVICES, type Device, type CudaLoad, type CudaProbe, type CudaBinding } from './cuda.js';
+export { loadCuda, DEVICES, type Device, type ResolvedDevice, type CudaLoad, type CudaProbe, type CudaBinding } from './binding/index.js';
 export type { SampleCallOptions } from './kernels/sampling.js';
 export * from './trainer/index.js';
 export type { PolicyLossCallOptions } from './kernels/loss.js';
-export type { ResolvedDevice } from './cuda.js';
 export { toBf16, fromBf16 } from './kernels/bf16.js';
 export type { LinearDtype } from './kernels/logprob.js';

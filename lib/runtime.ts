@@ -1,5 +1,5 @@
 // Process-wide settings of the native core.
-import { native } from './binding.js';
+import { native } from './binding/index.js';
 import * as check from './validate.js';
 
 /** Sets the size of the kernel thread pool; 0 selects the number of available cores. */

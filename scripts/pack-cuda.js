@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the GPU package grpo-native-linux-x64-cuda13 (the packaging of ../shared/reference/node-native-addons.md §6):
 // the stripped CUDA addon of `npm run build:cuda`, a package.json restricted to Linux x64 glibc whose version equals
-// grpo-native's (lib/cuda.ts refuses any other), and a README; then `npm pack` writes its tarball.
+// grpo-native's (lib/binding/cuda.ts refuses any other), and a README; then `npm pack` writes its tarball.
 // Usage: node scripts/pack-cuda.js [addon path] [output folder]
 //   defaults: build-cuda/cuda/grpo_native_cuda.node, prebuilds-cuda/
 import { execFileSync } from 'node:child_process';

@@ -4,7 +4,7 @@
 // 2. the addon, in build-asan/, loaded into an uninstrumented Node (the ASan runtime preloaded) to run the
 //    crash-hunting suite's checks (test/helpers/crash-child.mjs all): inputs transferred or collected mid-call,
 //    dispose mid-call, worker_threads. A read of freed or detached memory fails here even when it would not crash.
-// GRPO_SANITIZE=OFF runs both without sanitizers.
+// GRPO_SANITIZE=OFF runs both without sanitizers. First, scripts/check-simd.js on the release addon (docs/performance.md).
 import { spawnSync } from 'node:child_process';
 
 const generator = spawnSync('ninja', ['--version']).status === 0 ? ['-G', 'Ninja'] : [];
@@ -18,6 +18,8 @@ const addon = {
 };
 const cmakeJs = ['node_modules/.bin/cmake-js', 'build', '--out', 'build-asan', `--CDGRPO_SANITIZE=${sanitize}`, '--CDGRPO_BUILD_TESTS=OFF'];
 const steps = [
+  // No scalar AVX2/AVX-512 clone in the release addon (`npm ci` or `npm run build:native`): sanitizers stop the vectoriser.
+  [process.execPath, ['scripts/check-simd.js', 'build/Release/grpo_native.node']],
   ['cmake', ['-S', '.', '-B', 'build-native', ...generator, `-DGRPO_SANITIZE=${sanitize}`, '-DCMAKE_BUILD_TYPE=Release']],
   ['cmake', ['--build', 'build-native', '--parallel', '2']],
   ['ctest', ['--test-dir', 'build-native', '--output-on-failure']],

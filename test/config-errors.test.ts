@@ -41,7 +41,7 @@ describe('trainer config errors = lib/validate.ts errors', () => {
     expect(configError({ candidates: 1 })).toMatchObject({ code: 'GRPO_VALUE_RANGE', message: 'Expected config "candidates" >= 2 but received 1' });
     expect(configError({ validation: { every: -1 } }).code).toBe('GRPO_VALUE_RANGE');
     expect(configError({ generation: { temperature: -0.5 } })).toMatchObject({
-      code: 'GRPO_VALUE_RANGE', message: 'Expected config "generation.temperature" to be finite and >= 0 but received -0.5',
+      code: 'GRPO_VALUE_RANGE', message: 'Expected config "generation.temperature" to be finite and > 0 but received -0.5',
     });
     expect(configError({ device: 'gpu' })).toMatchObject({ code: 'GRPO_VALUE_RANGE', message: 'Expected config "device" to be one of "cpu", "cuda", "auto" but received "gpu"' });
     expect(configError({ steps: '10' })).toMatchObject({ code: 'GRPO_INVALID_ARGUMENT', message: 'Expected an integer for config "steps" but received "10"' });

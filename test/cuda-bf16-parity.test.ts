@@ -3,7 +3,7 @@
 // skip the project allows). The no-GPU path of the bf16 kernels ('auto' → CPU, 'cuda' → GRPO_CUDA_UNAVAILABLE)
 // runs everywhere, with CUDA made unavailable on purpose (an addon path that does not exist).
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadCuda } from '../lib/cuda.js';
+import { loadCuda } from '../lib/binding/index.js';
 import { GrpoError } from '../lib/errors.js';
 import { toBf16 } from '../lib/kernels/bf16.js';
 import { linearLogprobsBackwardSync, linearLogprobsSync } from '../lib/kernels/logprob.js';

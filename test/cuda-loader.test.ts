@@ -16,7 +16,7 @@ async function withAddonPath(path: string) {
   vi.resetModules();
   return {
     errors: await import('../lib/errors.js'),
-    cuda: await import('../lib/cuda.js'),
+    cuda: await import('../lib/binding/index.js'),
     logprob: await import('../lib/kernels/logprob.js'),
     advantage: await import('../lib/kernels/advantage.js'),
     sampling: await import('../lib/kernels/sampling.js'),

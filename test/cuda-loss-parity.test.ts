@@ -9,7 +9,7 @@
 // token's |ℓ| is at most about 4·|∂ℓ/∂logp| for these inputs (|logp| < 4), plus 1e-5 relative. Statistics:
 // 1e-5 relative (clip fractions and counts are exact: the log-ratios are kept away from the clip bounds).
 import { describe, expect, it, vi } from 'vitest';
-import { loadCuda } from '../lib/cuda.js';
+import { loadCuda } from '../lib/binding/index.js';
 import { GrpoError } from '../lib/errors.js';
 import {
   AGGREGATIONS, IS_LEVELS, LOSS_TYPES, policyLoss, policyLossSync,
@@ -194,7 +194,7 @@ describe('policy loss and token advantages without a usable CUDA addon', () => {
     process.env.GRPO_NATIVE_CUDA_ADDON = '/nonexistent/grpo_native_cuda.node';
     vi.resetModules();
     try {
-      const cuda = await import('../lib/cuda.js');
+      const cuda = await import('../lib/binding/index.js');
       const why = cuda.loadCuda().reason; // cached from here on
       return {
         errors: await import('../lib/errors.js'),

@@ -6,9 +6,7 @@
 // to ~1e-4 relative; gradients are compared through AdamW's first moment (β1 = 0, no clipping: m = gradient).
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { native } from '../lib/binding.js';
-import { loadCuda } from '../lib/cuda.js';
-import { MODEL_METHODS, type ModelBinding, type ModelHandle } from '../lib/policy/native-model.js';
+import { loadCuda, MODEL_METHODS, native, type ModelBinding, type ModelHandle, type NativeModelConfig } from '../lib/binding/index.js';
 import { expectClose } from './helpers/close.js';
 import { randomInts, randomNormal } from './helpers/random.js';
 
@@ -35,8 +33,11 @@ const HIDDEN = 32;
 const IGNORE = -100;
 
 // Float64Array[13] in model_addon.cc's order.
-function configOf(s: Shape, tied: boolean): Float64Array {
-  return Float64Array.from([VOCAB, HIDDEN, 48, 2, s.heads, s.kvHeads, s.headDim, 64, 1e-6, 10000, tied ? 1 : 0, s.bias ? 1 : 0, s.qkNorm ? 1 : 0]);
+function configOf(s: Shape, tied: boolean): NativeModelConfig {
+  return {
+    vocabSize: VOCAB, hiddenSize: HIDDEN, intermediateSize: 48, numLayers: 2, numHeads: s.heads, numKvHeads: s.kvHeads, headDim: s.headDim,
+    maxPositions: 64, rmsNormEps: 1e-6, ropeTheta: 10000, tieEmbeddings: tied, attentionBias: s.bias, qkNorm: s.qkNorm,
+  };
 }
 
 type Tensors = { name: string; shape: number[] }[];
@@ -83,7 +84,7 @@ const TARGETS = Int32Array.from(TOKENS, (_, t) => (LAST.includes(t) ? IGNORE : T
 function score(binding: ModelBinding, model: ModelHandle, train: boolean) {
   const logp = new Float32Array(TOKENS.length);
   const entropy = new Float32Array(TOKENS.length);
-  binding.modelScore(model, TOKENS, OFFSETS, TARGETS, 0.8, IGNORE, train, logp, entropy, false);
+  binding.modelScore(model, TOKENS, OFFSETS, TARGETS, { temperature: 0.8, ignoreIndex: IGNORE }, train, logp, entropy, false);
   return { logp, entropy };
 }
 
@@ -97,7 +98,7 @@ function gradients(binding: ModelBinding, model: ModelHandle, tensors: Tensors) 
   score(binding, model, true);
   binding.modelBackward(model, randomNormal(TOKENS.length, 1, 21), randomNormal(TOKENS.length, 0.5, 22), false);
   const norm = new Float32Array(1);
-  binding.modelAdamw(model, 0, 0, 0.999, 1e-8, 0, 0, norm, false);
+  binding.modelAdamw(model, { lr: 0, beta1: 0, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: 0 }, norm, false);
   const n = numParameters(tensors);
   const m = new Float32Array(n);
   const v = new Float32Array(n);
@@ -130,8 +131,12 @@ function generate(binding: ModelBinding, model: ModelHandle, temperature: number
   const logp = new Float32Array(rows * maxNew);
   const lengths = new Float64Array(rows);
   const truncated = new Uint8Array(rows);
-  binding.modelGenerate(model, PROMPTS, PROMPT_OFFSETS, maxNew, Int32Array.from(stop), tokens, logp, lengths, truncated,
-    Float32Array.from(temperature), null, Float32Array.from([0.95, 0.95, 0.95]), null, null, null, null, null, 1234, 0, false);
+  const sampling = {
+    temperature: Float32Array.from(temperature), topK: null, topP: Float32Array.from([0.95, 0.95, 0.95]), minP: null, repetitionPenalty: null,
+    presencePenalty: null, frequencyPenalty: null, allow: null, history: null, historyOffsets: null, seedLo: 1234, seedHi: 0, stepLo: 0, stepHi: 0,
+  };
+  binding.modelGenerate(model, PROMPTS, PROMPT_OFFSETS, { maxNewTokens: maxNew, stopTokens: Int32Array.from(stop), sampling }, tokens, logp,
+    lengths, truncated, false);
   return { tokens, logp, lengths, truncated };
 }
 
@@ -189,7 +194,7 @@ describe.runIf(gpu)('built-in model: CUDA vs CPU', () => {
             for (let i = 0; i < 2; i++) {
               score(binding, model, true);
               binding.modelBackward(model, randomNormal(TOKENS.length, 1, 40 + i), null, false);
-              binding.modelAdamw(model, 1e-3, 0.9, 0.999, 1e-8, 0.1, 0.5, norm, false);
+              binding.modelAdamw(model, { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1, maxGradNorm: 0.5 }, norm, false);
             }
             const n = numParameters(tensors);
             const m = new Float32Array(n);
@@ -261,8 +266,8 @@ describe.runIf(gpu)('built-in model: CUDA vs CPU', () => {
       return undefined;
     };
     const badToken = (bm: ModelBinding, m: ModelHandle) =>
-      bm.modelScore(m, Int32Array.from([1, VOCAB]), Float64Array.from([0, 2]), Int32Array.from([1, 2]), 1, IGNORE, false,
-        new Float32Array(2), null, false);
+      bm.modelScore(m, Int32Array.from([1, VOCAB]), Float64Array.from([0, 2]), Int32Array.from([1, 2]), { temperature: 1, ignoreIndex: IGNORE },
+        false, new Float32Array(2), null, false);
     const backwardFirst = (bm: ModelBinding, m: ModelHandle) => bm.modelBackward(m, new Float32Array(2), null, false);
     for (const call of [badToken, backwardFirst]) {
       expect(errorOf(cuda, b, call)).toEqual(errorOf(cpu, a, call));

@@ -3,8 +3,7 @@
 // Sampling must give the same tokens (top-p: see the caveat below); group advantages and the token scatters the same bits; log-probs
 // agree to float rounding (the GPU sums in another order) and the fused LM head to the 3xTF32 GEMM's accuracy.
 import { describe, expect, it } from 'vitest';
-import { native } from '../lib/binding.js';
-import { loadCuda } from '../lib/cuda.js';
+import { loadCuda, native } from '../lib/binding/index.js';
 import { GrpoError } from '../lib/errors.js';
 import { groupAdvantagesSync, rankAdvantagesSync } from '../lib/kernels/advantage.js';
 import { linearLogprobsBackwardSync, linearLogprobsSync, logprobsBackwardSync, logprobsSync } from '../lib/kernels/logprob.js';
@@ -137,7 +136,7 @@ describe.runIf(gpu)('CUDA vs CPU', () => {
       const segments = Int32Array.from({ length: rows * cols }, (_, i) => Math.floor((i % cols) / 25) - 1); // [rows, cols]
       const mask = Uint8Array.from({ length: rows * cols }, () => (random() < 0.9 ? 1 : 0)); // [rows, cols]
       const eos = Int32Array.from({ length: rows }, (_, b) => (b % 5 === 0 ? -1 : 100 + b)); // [rows]
-      const shaping = Float64Array.of(1, 0.1, -0.1, -0.1);
+      const shaping = { enabled: true, endOfList: 0.1, extraToken: -0.1, earlyStop: -0.1 };
       const outs = [native(), gpu!].map((backend) => {
         const out = new Float32Array(rows * cols);
         backend.scatterItemAdvantages(items, segments, mask, eos, cols, ranks, shaping, out, false);
@@ -150,7 +149,7 @@ describe.runIf(gpu)('CUDA vs CPU', () => {
       const broadcasts = [native(), gpu!].map((backend) => {
         const out = new Float32Array(rows * cols);
         const lossMask = new Uint8Array(rows * cols);
-        backend.broadcastAdvantages(seqAdv, mask, truncated, prefixEnd, cols, 2, out, lossMask, false);
+        backend.broadcastAdvantages(seqAdv, mask, truncated, prefixEnd, cols, { truncation: 'dropSuffix' }, out, lossMask, false);
         return [out, lossMask];
       });
       expect(broadcasts[1]).toEqual(broadcasts[0]);

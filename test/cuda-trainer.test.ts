@@ -6,9 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadCuda } from '../lib/cuda.js';
+import { loadCuda, MODEL_METHODS } from '../lib/binding/index.js';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
-import { MODEL_METHODS } from '../lib/policy/native-model.js';
 import { sftLoss } from '../lib/policy/policy.js';
 import type { StepRecord } from '../lib/trainer/loop.js';
 import { resolveConfig } from '../lib/trainer/recipes.js';

@@ -1,6 +1,6 @@
 // Command-line arguments: positionals, known flags of a subcommand, and dotted config overrides
 // (`--generation.maxNewTokens 96`, `--loss.beta=0`) that the trainer config validates.
-import { DEVICES, type Device } from '../cuda.js';
+import { DEVICES, type Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import { setPath } from '../trainer/config.js';
 

@@ -2,7 +2,7 @@
 // Llama-family decoder from scratch) with a byte-level BPE trained on the bundled corpora.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Device } from '../cuda.js';
+import type { Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import { BuiltinPolicy } from '../policy/builtin.js';
 import type { ModelConfig } from '../policy/config.js';

@@ -5,31 +5,29 @@
  * several problems are packed. The vocabulary is small and regular on purpose.
  */
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys, oneOf } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
+import { integer } from '../validate.js';
 import type { MathProblem } from './math.js';
 import { type Random, mulberry32, randomInt } from './rng.js';
 
 /** A uniform integer in [lo, hi], both inclusive. */
 const between = (random: Random, lo: number, hi: number) => lo + randomInt(random, hi - lo + 1);
 
+export const ARITHMETIC_OPTIONS = {
+  count: opt.integer(undefined, 'Number of problems.', 0, 10_000_000, { required: true, defaultDoc: 'required' }),
+  seed: opt.integer(0, 'Seed of the generator (same seed and options, same problems).', 0, 2 ** 32 - 1),
+  minSteps: opt.integer(1, 'Fewest operations per problem.', 1, 64),
+  maxSteps: opt.integer(4, 'Most operations per problem (the difficulty), at least minSteps.', 1, 64),
+  maxValue: opt.integer(99, 'Every start value, operand result and intermediate value stays in [0, maxValue].', 10, 1_000_000),
+  style: opt.choice(['concise', 'verbose'] as const, 'concise', '`"concise"`: "7 + 5 = 12." per step; `"verbose"`: one explained sentence per step.'),
+};
+
 /** Options of {@link generateArithmetic}. */
-export interface ArithmeticOptions {
-  /** Number of problems. */
-  readonly count: number;
-  /** Seed of the generator (same seed and options, same problems). @defaultValue 0 */
-  readonly seed?: number;
-  /** Fewest operations per problem. @defaultValue 1 */
-  readonly minSteps?: number;
-  /** Most operations per problem (the difficulty). @defaultValue 4 */
-  readonly maxSteps?: number;
-  /** Every start value, operand result and intermediate value stays in [0, maxValue]. @defaultValue 99 */
-  readonly maxValue?: number;
-  /** `concise`: "7 + 5 = 12." per step; `verbose`: one explained sentence per step. @defaultValue 'concise' */
-  readonly style?: 'concise' | 'verbose';
-}
+export type ArithmeticOptions = Readonly<opt.OptionsOf<typeof ARITHMETIC_OPTIONS>> & { readonly count: number };
 
 /** Defaults of {@link ArithmeticOptions} (all but `count`). */
-export const ARITHMETIC_DEFAULTS = Object.freeze({ seed: 0, minSteps: 1, maxSteps: 4, maxValue: 99, style: 'concise' as const });
+export const ARITHMETIC_DEFAULTS = opt.defaultsOf(ARITHMETIC_OPTIONS);
 
 /** A generated problem; `solution` is the worked solution in the requested style. */
 export interface ArithmeticProblem extends MathProblem {
@@ -82,14 +80,8 @@ function problem(index: number, random: Random, o: Required<Omit<ArithmeticOptio
  */
 export function generateArithmetic(options: ArithmeticOptions): ArithmeticProblem[] {
   if (options === null || typeof options !== 'object') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'Expected an options object with count for generateArithmetic');
-  knownKeys('generateArithmetic options', options, ['count', ...Object.keys(ARITHMETIC_DEFAULTS)]);
-  const o = { ...ARITHMETIC_DEFAULTS, ...options };
-  integer('count', o.count, 0, 10_000_000);
-  integer('seed', o.seed, 0, 2 ** 32 - 1);
-  integer('minSteps', o.minSteps, 1, 64);
-  integer('maxSteps', o.maxSteps, o.minSteps, 64);
-  integer('maxValue', o.maxValue, 10, 1_000_000);
-  oneOf('style', o.style, ['concise', 'verbose'] as const);
+  const o = checkOptions(ARITHMETIC_OPTIONS, opt.plainNaming('generateArithmetic options'), options, ARITHMETIC_DEFAULTS);
+  integer('maxSteps', o.maxSteps, o.minSteps, 64); // the one rule between two options
   const random = mulberry32(o.seed);
   return Array.from({ length: o.count }, (_, i) => problem(i, random, o));
 }

@@ -4,7 +4,8 @@
  */
 import { GrpoError } from '../errors.js';
 import { readUserText } from '../user-files.js';
-import { integer, knownKeys, oneOf } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
 import { lastBoxed } from '../text/boxed.js';
 import { objectAt, stringAt } from './fields.js';
 import { type JsonlLocation, dataError, parseJsonl } from './jsonl.js';
@@ -93,18 +94,16 @@ export async function loadMathDataset(path: string | URL): Promise<MathProblem[]
   return parseMathDataset(text, String(path).split('/').pop());
 }
 
-/** Options of {@link packGroups}. */
-export interface PackGroupsOptions {
-  /** Problems per group (per packed prompt). @defaultValue 3 */
-  readonly n?: number;
-  /** `fixed`: consecutive problems in the given order; `shuffled`: a seeded permutation first. @defaultValue 'fixed' */
-  readonly order?: 'fixed' | 'shuffled';
-  /** Seed of the shuffle (same seed, same groups). @defaultValue 0 */
-  readonly seed?: number;
-}
+export const PACK_GROUPS_OPTIONS = {
+  n: opt.integer(3, 'Problems per group (per packed prompt).', 1, 100),
+  order: opt.choice(['fixed', 'shuffled'] as const, 'fixed', '`"fixed"`: consecutive problems in the given order; `"shuffled"`: a seeded permutation first.'),
+  seed: opt.integer(0, 'Seed of the shuffle (same seed, same groups).', 0, 2 ** 32 - 1),
+};
 
-/** Defaults of {@link PackGroupsOptions}. */
-export const PACK_GROUPS_DEFAULTS = Object.freeze({ n: 3, order: 'fixed' as const, seed: 0 });
+/** Options of {@link packGroups}. */
+export type PackGroupsOptions = opt.OptionsOf<typeof PACK_GROUPS_OPTIONS>;
+
+export const PACK_GROUPS_DEFAULTS = opt.defaultsOf(PACK_GROUPS_OPTIONS);
 
 /**
  * Forms groups of N problems. A final partial group is dropped (it would change N, and with it
@@ -112,11 +111,7 @@ export const PACK_GROUPS_DEFAULTS = Object.freeze({ n: 3, order: 'fixed' as cons
  * @example packGroups(problems, { n: 3, order: 'shuffled', seed: 7 }) // [[p12, p3, p40], …]
  */
 export function packGroups<T>(problems: readonly T[], options?: PackGroupsOptions): T[][] {
-  knownKeys('packGroups options', options, Object.keys(PACK_GROUPS_DEFAULTS));
-  const { n, order, seed } = { ...PACK_GROUPS_DEFAULTS, ...options };
-  integer('n', n, 1, 100);
-  oneOf('order', order, ['fixed', 'shuffled'] as const);
-  integer('seed', seed, 0, 2 ** 32 - 1);
+  const { n, order, seed } = checkOptions(PACK_GROUPS_OPTIONS, opt.plainNaming('packGroups options'), options, PACK_GROUPS_DEFAULTS);
   if (!Array.isArray(problems)) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected problems to be an array but received ${typeof problems}`);
   const ordered = order === 'shuffled' ? shuffleInPlace([...problems], mulberry32(seed)) : [...problems];
   return Array.from({ length: Math.floor(ordered.length / n) }, (_, g) => ordered.slice(g * n, g * n + n));

@@ -7,7 +7,9 @@
  * replacement with popularity-skewed, respondent-specific genre tastes.
  */
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys, number } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
+import { describe, integer, number } from '../validate.js';
 import type { TitleYear } from '../text/catalog.js';
 import { isCleanTitle } from '../text/title.js';
 import { normalizeTitle } from '../text/normalize.js';
@@ -28,59 +30,50 @@ export interface MoviesMultiSource {
   popularity: ReadonlyArray<{ title: string; year: number | null; mentions: number }>;
 }
 
-/** Options of {@link generateMoviesMulti}. */
-export interface MoviesMultiOptions {
-  /** Seed of every random choice. @defaultValue 2026 */
-  seed?: number;
-  /** Number of requests over all splits. @defaultValue 2000 */
-  requests?: number;
-  /** Benchmark catalog size: the most-mentioned films kept (all films with a mention if larger). @defaultValue 5000 */
-  benchmarkFilms?: number;
-  /**
-   * Size of the catalog written for the `notInCatalog` check: the benchmark films, then the other
-   * catalog films in source order, up to this many; `"all"` keeps the whole source catalog. @defaultValue "all"
-   */
-  checkFilms?: number | 'all';
-  /** Fractions of requests in validation and test (the rest is train). @defaultValue [0.1, 0.1] */
-  heldOut?: [number, number];
-  /** Bounds on the latent relevant-set size; constraint sets outside are redrawn. @defaultValue [5, 60] */
-  relevantSize?: [number, number];
-  /** Most respondents per request (heavy-tailed, P(r) ∝ r^−1.5). @defaultValue 12 */
-  maxRespondents?: number;
-  /** Most films per respondent (P(n) ∝ 0.75^(n−1)). @defaultValue 10 */
-  maxItems?: number;
-  /** Fraction of requests that name 1–3 relevant films as already seen. @defaultValue 0.3 */
-  seenRate?: number;
+/** Two numbers, each checked by `read(name, value)` (named `heldOut[0]`, `heldOut[1]`). */
+function pair(def: [number, number], type: string, doc: string, read: (name: string, v: unknown, first: number) => number): opt.Field<[number, number]> {
+  return {
+    type, doc, default: def,
+    read: (v, path, n) => {
+      if (!Array.isArray(v) || v.length !== 2) {
+        throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be a pair [a, b] but received ${describe(v)}`);
+      }
+      const first = read(`${n.field(path)}[0]`, v[0], -Infinity);
+      return [first, read(`${n.field(path)}[1]`, v[1], first)];
+    },
+  };
 }
 
-export const MOVIES_MULTI_DEFAULTS: Readonly<Required<MoviesMultiOptions>> = Object.freeze({
-  seed: 2026,
-  requests: 2000,
-  benchmarkFilms: 5000,
-  checkFilms: 'all' as number | 'all',
-  heldOut: [0.1, 0.1] as [number, number],
-  relevantSize: [5, 60] as [number, number],
-  maxRespondents: 12,
-  maxItems: 10,
-  seenRate: 0.3,
-});
+const checkFilms: opt.Field<number | 'all'> = {
+  type: 'integer >= 1 or "all"', default: 'all',
+  doc: 'Size of the catalog written for the `notInCatalog` check: the benchmark films, then the other catalog films in source order, '
+    + 'up to this many; `"all"` keeps the whole source catalog.',
+  read: (v, path, n) => (v === 'all' ? 'all' : integer(n.field(path), v, 1)),
+};
 
-type Options = Required<MoviesMultiOptions>;
+export const MOVIES_MULTI_OPTIONS = {
+  seed: opt.integer(2026, 'Seed of every random choice.', 0, 2 ** 53 - 1),
+  requests: opt.integer(2000, 'Number of requests over all splits.', 1),
+  benchmarkFilms: opt.integer(5000, 'Benchmark catalog size: the most-mentioned films kept (all films with a mention if larger).', 10),
+  checkFilms,
+  heldOut: pair([0.1, 0.1], 'two numbers in [0, 0.5)', 'Fractions of requests in validation and test (the rest is train).',
+    (name, v) => number(name, v, (x) => x >= 0 && x < 0.5, 'in [0, 0.5)')),
+  relevantSize: pair([5, 60], 'two integers, 1 <= min <= max', 'Bounds on the latent relevant-set size; constraint sets outside are redrawn.',
+    (name, v, first) => integer(name, v, Math.max(1, first))),
+  maxRespondents: opt.integer(12, 'Most respondents per request (heavy-tailed, P(r) ∝ r^−1.5).', 1),
+  maxItems: opt.integer(10, 'Most films per respondent (P(n) ∝ 0.75^(n−1)).', 1),
+  seenRate: opt.number(0.3, 'Fraction of requests that name 1–3 relevant films as already seen.', opt.UNIT),
+};
+
+/** Options of {@link generateMoviesMulti}. */
+export type MoviesMultiOptions = opt.OptionsOf<typeof MOVIES_MULTI_OPTIONS>;
+
+export const MOVIES_MULTI_DEFAULTS = opt.defaultsOf(MOVIES_MULTI_OPTIONS);
+
+type Options = opt.ValuesOf<typeof MOVIES_MULTI_OPTIONS>;
 
 function resolveOptions(options: MoviesMultiOptions): Options {
-  knownKeys('movies-multi options', options, Object.keys(MOVIES_MULTI_DEFAULTS));
-  const o = { ...MOVIES_MULTI_DEFAULTS, ...options };
-  integer('seed', o.seed, 0, 2 ** 53 - 1);
-  integer('requests', o.requests, 1);
-  integer('benchmarkFilms', o.benchmarkFilms, 10);
-  if (o.checkFilms !== 'all') integer('checkFilms', o.checkFilms, 1);
-  o.heldOut.forEach((f, i) => number(`heldOut[${i}]`, f, (v) => v >= 0 && v < 0.5, 'in [0, 0.5)'));
-  integer('relevantSize[0]', o.relevantSize[0], 1);
-  integer('relevantSize[1]', o.relevantSize[1], o.relevantSize[0]);
-  integer('maxRespondents', o.maxRespondents, 1);
-  integer('maxItems', o.maxItems, 1);
-  number('seenRate', o.seenRate, (v) => v >= 0 && v <= 1, 'in [0, 1]');
-  return o;
+  return checkOptions(MOVIES_MULTI_OPTIONS, opt.plainNaming('movies-multi options'), options, MOVIES_MULTI_DEFAULTS);
 }
 
 /**

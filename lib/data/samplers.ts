@@ -1,5 +1,7 @@
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys, oneOf } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
+import { integer } from '../validate.js';
 import { mixSeed, mulberry32, shuffleInPlace } from './rng.js';
 
 /**
@@ -10,17 +12,17 @@ import { mixSeed, mulberry32, shuffleInPlace } from './rng.js';
  */
 export type SamplerUnit = 'rows' | 'requests';
 
-/** Options of {@link PromptSampler}. */
-export interface SamplerOptions {
-  /** See {@link SamplerUnit}. @defaultValue "requests" */
-  unit?: SamplerUnit;
-  /** Prompts per batch, G. @defaultValue 48 */
-  batchSize?: number;
-  /** Seed of the epoch permutations. @defaultValue 0 */
-  seed?: number;
-}
+export const SAMPLER_OPTIONS = {
+  unit: opt.choice(['rows', 'requests'] as const, 'requests', 'What one draw is: `"rows"` (Rank-GRPO: every (request, respondent) pair, '
+    + 'so a request with r respondents is drawn r times per epoch) or `"requests"` (ReMaRk: every request once per epoch).'),
+  batchSize: opt.integer(48, 'Prompts per batch, G.', 1),
+  seed: opt.integer(0, 'Seed of the epoch permutations.', 0, 2 ** 53 - 1),
+};
 
-export const SAMPLER_DEFAULTS: Readonly<Required<SamplerOptions>> = Object.freeze({ unit: 'requests', batchSize: 48, seed: 0 });
+/** Options of {@link PromptSampler}. */
+export type SamplerOptions = opt.OptionsOf<typeof SAMPLER_OPTIONS>;
+
+export const SAMPLER_DEFAULTS = opt.defaultsOf(SAMPLER_OPTIONS);
 
 /** One prompt of a batch. */
 export interface SampledPrompt {
@@ -50,11 +52,10 @@ export class PromptSampler {
 
   /** `respondentCounts[i]` = number of respondents of request i (each ≥ 1). */
   constructor(respondentCounts: ArrayLike<number>, options: SamplerOptions = {}) {
-    knownKeys('sampler options', options, Object.keys(SAMPLER_DEFAULTS));
-    const o = { ...SAMPLER_DEFAULTS, ...options };
-    this.unit = oneOf('unit', o.unit, ['rows', 'requests'] as const);
-    this.batchSize = integer('batchSize', o.batchSize, 1);
-    this.seed = integer('seed', o.seed, 0, 2 ** 53 - 1);
+    const o = checkOptions(SAMPLER_OPTIONS, opt.plainNaming('sampler options'), options, SAMPLER_DEFAULTS);
+    this.unit = o.unit;
+    this.batchSize = o.batchSize;
+    this.seed = o.seed;
     if (respondentCounts.length === 0) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'Expected at least one request but received none');
     const requestOf: number[] = [];
     const respondentOf: number[] = [];

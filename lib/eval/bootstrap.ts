@@ -4,7 +4,9 @@
  */
 import { mulberry32 } from '../data/rng.js';
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys, length, number as numberArg } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
+import { length, number as numberArg } from '../validate.js';
 
 /**
  * A metric over requests as a ratio of sums: value = Σ_r sum[r] / Σ_r count[r]. A per-request mean
@@ -18,17 +20,16 @@ export interface RequestSeries {
   readonly count: Float64Array;
 }
 
-/** Options of {@link bootstrap} and {@link pairedBootstrap}. */
-export interface BootstrapOptions {
-  /** Number of resamples of the requests. @defaultValue 2000 */
-  resamples?: number;
-  /** Seed of the resampling stream (same seed, same intervals). @defaultValue 0 */
-  seed?: number;
-  /** Coverage of the percentile interval. @defaultValue 0.95 */
-  level?: number;
-}
+export const BOOTSTRAP_OPTIONS = {
+  resamples: opt.integer(2000, 'Number of resamples of the requests.', 1, 1e7),
+  seed: opt.integer(0, 'Seed of the resampling stream (same seed, same intervals).', 0, 2 ** 32 - 1),
+  level: opt.number(0.95, 'Coverage of the percentile interval.', { ok: (v) => v > 0 && v < 1, expectation: 'in (0, 1)' }),
+};
 
-export const BOOTSTRAP_DEFAULTS: Readonly<Required<BootstrapOptions>> = Object.freeze({ resamples: 2000, seed: 0, level: 0.95 });
+/** Options of {@link bootstrap} and {@link pairedBootstrap}. */
+export type BootstrapOptions = opt.OptionsOf<typeof BOOTSTRAP_OPTIONS>;
+
+export const BOOTSTRAP_DEFAULTS = opt.defaultsOf(BOOTSTRAP_OPTIONS);
 
 /** A point estimate with its percentile interval. */
 export interface Interval {
@@ -73,12 +74,7 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
 }
 
 function resolve(options: BootstrapOptions | undefined): Required<BootstrapOptions> {
-  knownKeys('bootstrap options', options, Object.keys(BOOTSTRAP_DEFAULTS));
-  const o = { ...BOOTSTRAP_DEFAULTS, ...options };
-  integer('resamples', o.resamples, 1, 1e7);
-  integer('seed', o.seed, 0, 2 ** 32 - 1);
-  numberArg('level', o.level, (v) => v > 0 && v < 1, 'in (0, 1)');
-  return o;
+  return checkOptions(BOOTSTRAP_OPTIONS, opt.plainNaming('bootstrap options'), options, BOOTSTRAP_DEFAULTS);
 }
 
 function checkSeries(name: string, series: RequestSeries, requests: number): void {

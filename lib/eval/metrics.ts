@@ -5,43 +5,47 @@
  */
 import { GrpoError } from '../errors.js';
 import type { Catalog, TitleYear } from '../text/catalog.js';
-import { itemKey, TITLE_NORMALIZATIONS, type TitleNormalization } from '../text/normalize.js';
+import { itemKey, TITLE_NORMALIZATIONS } from '../text/normalize.js';
 import type { RewardRequest } from '../rewards/recommend.js';
 import { dcgDiscount } from '../rewards/shapes.js';
-import { integer, knownKeys, length, oneOf } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
+import { integer, length } from '../validate.js';
 import { ratioOf, type RequestSeries } from './bootstrap.js';
 import { logPopularity, popularityIndex, type PopularityEntry, type PopularityIndex } from './popularity.js';
-import { EVAL_SEMANTICS, scoreList, type EvalSemantics, type HitRules, type ListHits, type ScoredList } from './rec-hits.js';
+import { EVAL_SEMANTICS, scoreList, type HitRules, type ListHits, type ScoredList } from './rec-hits.js';
 
 /** A request to evaluate: respondents, seen films, and optionally the latent relevant set. */
 export interface RecEvalRequest extends RewardRequest {
   relevant?: readonly TitleYear[];
 }
 
-/** Options of {@link evaluateRecommendations}. */
-export interface RecEvalOptions {
-  /** Cut-offs K evaluated. @defaultValue [20] */
-  ks?: readonly number[];
-  /** Parsing and matching rules, see {@link EvalSemantics}. @defaultValue "default" */
-  semantics?: EvalSemantics;
-  /** Title normalisation of the default semantics. @defaultValue "default" */
-  normalization?: TitleNormalization;
-  /** Largest |year difference| that still matches. @defaultValue 2 */
-  yearTolerance?: number;
-  /** Catalog for the notInCatalog check (default) or filter (upstream); none: no check. @defaultValue undefined */
-  catalog?: Catalog;
-  /** Film popularity (e.g. movies-multi `mentions`) for the popularity metrics; none: they are NaN. @defaultValue undefined */
-  popularity?: Iterable<PopularityEntry> | PopularityIndex;
-}
+const ks: opt.Field<readonly number[]> = {
+  type: 'integers in [1, 10000], at least one', doc: 'Cut-offs K evaluated.', default: [20],
+  read: (v, path, n) => {
+    if (!Array.isArray(v) || v.length === 0) {
+      throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be a non-empty array of cut-offs but received ${typeof v}`);
+    }
+    v.forEach((k, i) => integer(`${n.field(path)}[${i}]`, k, 1, 10_000));
+    return v;
+  },
+};
 
-export const REC_EVAL_DEFAULTS = Object.freeze({
-  ks: Object.freeze([20]) as readonly number[],
-  semantics: 'default' as EvalSemantics,
-  normalization: 'default' as TitleNormalization,
-  yearTolerance: 2,
-  catalog: undefined as Catalog | undefined,
-  popularity: undefined as RecEvalOptions['popularity'],
-});
+export const REC_EVAL_OPTIONS = {
+  ks,
+  semantics: opt.choice(EVAL_SEMANTICS, 'default', 'Parsing and matching rules (see the semantics above): the training matcher of the rewards, or Rank-GRPO\'s published evaluation.'),
+  normalization: opt.choice(TITLE_NORMALIZATIONS, 'default', 'Title normalisation of the default semantics.'),
+  yearTolerance: opt.integer(2, 'Largest |year difference| that still matches.', 0, 100),
+  catalog: opt.opaque<Catalog>('Catalog', '`notInCatalog` check (default) or catalog filter (upstream; needs a catalog built from entries, since '
+    + 'upstream compares raw strings and `Catalog.fromIndex` answers only default-normalised lookups); none: no check.'),
+  popularity: opt.opaque<Iterable<PopularityEntry> | PopularityIndex>('[{ title, year, popularity }] or a popularityIndex(...)',
+    'Film popularity (e.g. movies-multi `mentions`) for the popularity metrics; without it they are NaN.'),
+};
+
+/** Options of {@link evaluateRecommendations}. */
+export type RecEvalOptions = opt.OptionsOf<typeof REC_EVAL_OPTIONS>;
+
+export const REC_EVAL_DEFAULTS = opt.defaultsOf(REC_EVAL_OPTIONS);
 
 /**
  * - `row*`: mean over every (request, respondent) row, the upstream convention (requests with many
@@ -103,15 +107,7 @@ export function rankMetrics(hits: ArrayLike<number>, truthSize: number, k: numbe
 type Resolved = Required<Omit<RecEvalOptions, 'catalog' | 'popularity'>> & { catalog?: Catalog; popularity?: PopularityIndex };
 
 function resolve(options: RecEvalOptions | undefined): Resolved {
-  knownKeys('evaluation options', options, Object.keys(REC_EVAL_DEFAULTS));
-  const o = { ...REC_EVAL_DEFAULTS, ...options };
-  if (!Array.isArray(o.ks) || o.ks.length === 0) {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ks to be a non-empty array of cut-offs but received ${typeof o.ks}`);
-  }
-  o.ks.forEach((k, i) => integer(`ks[${i}]`, k, 1, 10_000));
-  oneOf('semantics', o.semantics, EVAL_SEMANTICS);
-  oneOf('normalization', o.normalization, TITLE_NORMALIZATIONS);
-  integer('yearTolerance', o.yearTolerance, 0, 100);
+  const o = checkOptions(REC_EVAL_OPTIONS, opt.plainNaming('evaluation options'), options, REC_EVAL_DEFAULTS);
   const popularity = o.popularity === undefined || o.popularity instanceof Map ? o.popularity : popularityIndex(o.popularity);
   return { ...o, popularity };
 }

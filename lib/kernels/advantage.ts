@@ -1,57 +1,22 @@
 // Advantages: group-normalised outcome rewards (TRL / verl / OpenRLHF), rank-wise advantages
 // (Rank-GRPO, ReMaRk) and their placement on tokens. Native kernels: native/kernels/advantage/advantage*.cc.
-import { kernelBinding, type CudaBinding, type Device } from '../cuda.js';
+import { kernelBinding, type CudaBinding, type NativeAdvantageOptions } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
+import {
+  ADVANTAGE_DEFAULTS, GROUP_ADVANTAGE_OPTIONS, NORMALIZE_OPTIONS, RANK_ADVANTAGE_OPTIONS,
+  type GroupAdvantageOptions, type RankAdvantageOptions,
+} from '../options/advantages.js';
+import { defaultsOf, kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
-/** How rewards are normalised inside a group. Every option names what it reproduces. */
-export interface NormalizeOptions {
-  /**
-   * `"group"`: (r − group mean) / (group std + ε) (TRL `"group"`, verl `norm_adv_by_std_in_grpo`);
-   * `"batch"`: group mean, std of the whole batch (TRL `"batch"`); `"none"`: r − group mean (Dr. GRPO).
-   * @defaultValue "group"
-   */
-  scale?: 'group' | 'batch' | 'none';
-  /** Added to the std (not the variance): TRL / Rank-GRPO 1e-4, verl 1e-6, OpenRLHF 1e-9. @defaultValue 1e-4 */
-  stdEpsilon?: number;
-  /**
-   * A group with fewer than two scorable rewards: `"zero"` gives A = 0 (TRL), `"raw"` uses mean 0 and
-   * std 1 (verl), `"nan"` gives NaN (torch.std of one value: Rank-GRPO, OpenRLHF). @defaultValue "zero"
-   */
-  singletonGroup?: 'zero' | 'raw' | 'nan';
-  /** NaN rewards: `"exclude"` from the statistics with A = 0 (TRL HEAD), or `"asZero"` (TRL ≤ 0.21, Rank-GRPO). @defaultValue "exclude" */
-  nanRewards?: 'exclude' | 'asZero';
-  /** Where to run: 'cpu', 'cuda' (GRPO_CUDA_UNAVAILABLE without a usable GPU) or 'auto' (CUDA when available). @defaultValue 'cpu' */
-  device?: Device;
-}
+export {
+  ADVANTAGE_DEFAULTS, GROUP_ADVANTAGE_OPTIONS, NORMALIZE_OPTIONS, RANK_ADVANTAGE_OPTIONS,
+  type GroupAdvantageOptions, type NormalizeOptions, type RankAdvantageOptions,
+} from '../options/advantages.js';
 
-/** Options of {@link groupAdvantages}. */
-export interface GroupAdvantageOptions extends NormalizeOptions {
-  /** Rows per group, contiguous (TRL `view(-1, G)`); ignored when `groupIds` is given. @defaultValue 8 */
-  groupSize?: number;
-  /** Group id per row [B] in [0, number of groups) (verl `uid`): any order, any group sizes. @defaultValue none */
-  groupIds?: Int32Array;
-  /** R: rewards is [B, R] with one column per reward function. @defaultValue 1 */
-  objectives?: number;
-  /** Weight per reward function [R] (TRL `reward_weights`), also with one function. @defaultValue all 1 */
-  rewardWeights?: ArrayLike<number>;
-  /**
-   * `"sumThenNormalize"`: weighted nansum, then normalise (TRL default); `"normalizeThenSum"`: normalise each
-   * function per group, weighted nansum, then always normalise over the batch (TRL GDPO; `scale` is not used).
-   * Either way a row whose rewards are all NaN is unscorable: it leaves every statistic and gets A = 0, and
-   * the stats' `rewardMean` / `rewardStd` are those of the weighted raw sum. @defaultValue "sumThenNormalize"
-   */
-  multiObjective?: 'sumThenNormalize' | 'normalizeThenSum';
-}
-
-/** Options of {@link rankAdvantages}: rewards [G, S, K]. */
-export interface RankAdvantageOptions extends NormalizeOptions {
-  /** S, the candidates (completions) per group. */
-  candidates: number;
-  /** K, the rank positions per candidate. */
-  ranks: number;
-}
+type ResolvedGroupOptions = ValuesOf<typeof GROUP_ADVANTAGE_OPTIONS>;
+const RANK_DEFAULTS = defaultsOf(RANK_ADVANTAGE_OPTIONS);
 
 /** Statistics of {@link groupAdvantages}, named as TRL logs them. */
 export interface AdvantageStats {
@@ -80,32 +45,9 @@ export interface AdvantageResult<S> {
   stats: S;
 }
 
-/** The defaults: TRL HEAD behaviour. */
-export const ADVANTAGE_DEFAULTS = Object.freeze({
-  scale: 'group',
-  stdEpsilon: 1e-4,
-  singletonGroup: 'zero',
-  nanRewards: 'exclude',
-  groupSize: 8,
-  objectives: 1,
-  multiObjective: 'sumThenNormalize',
-} as const);
-
-const NORMALIZE_KEYS = ['scale', 'stdEpsilon', 'singletonGroup', 'nanRewards', 'device'] as const;
-const GROUP_KEYS = [...NORMALIZE_KEYS, 'groupSize', 'groupIds', 'objectives', 'rewardWeights', 'multiObjective'] as const;
-const RANK_KEYS = [...NORMALIZE_KEYS, 'candidates', 'ranks'] as const;
-const SCALES = ['group', 'batch', 'none'] as const;
-const SINGLETONS = ['zero', 'raw', 'nan'] as const;
-const NAN_POLICIES = ['exclude', 'asZero'] as const;
-
-/** Options packed for the addon: [scale, singleton, nanRewards, stdEpsilon] (native/addon/advantage_addon.cc). */
-function packNormalize(fn: string, o: NormalizeOptions): Float64Array {
-  const scale = check.oneOf(`${fn} scale`, o.scale ?? ADVANTAGE_DEFAULTS.scale, SCALES);
-  const singleton = check.oneOf(`${fn} singletonGroup`, o.singletonGroup ?? ADVANTAGE_DEFAULTS.singletonGroup, SINGLETONS);
-  const nan = check.oneOf(`${fn} nanRewards`, o.nanRewards ?? ADVANTAGE_DEFAULTS.nanRewards, NAN_POLICIES);
-  const eps = check.number(`${fn} stdEpsilon`, o.stdEpsilon ?? ADVANTAGE_DEFAULTS.stdEpsilon,
-    (e) => e >= 0 && Number.isFinite(e), 'to be finite and >= 0');
-  return Float64Array.of(SCALES.indexOf(scale), SINGLETONS.indexOf(singleton), NAN_POLICIES.indexOf(nan), eps);
+/** The normalisation options as native/addon/advantage_addon.cc reads them (by field name). */
+function nativeNormalize(o: ValuesOf<typeof NORMALIZE_OPTIONS>): NativeAdvantageOptions {
+  return { scale: o.scale, singletonGroup: o.singletonGroup, nanRewards: o.nanRewards, stdEpsilon: o.stdEpsilon };
 }
 
 interface Grouping {
@@ -114,9 +56,9 @@ interface Grouping {
   numGroups: number;
 }
 
-function grouping(fn: string, rows: number, o: GroupAdvantageOptions): Grouping {
+function grouping(fn: string, rows: number, o: ResolvedGroupOptions): Grouping {
   if (o.groupIds === undefined) {
-    const groupSize = check.integer(`${fn} groupSize`, o.groupSize ?? ADVANTAGE_DEFAULTS.groupSize, 1);
+    const { groupSize } = o;
     if (rows % groupSize !== 0) {
       throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} rewards rows (${rows}) to be a multiple of groupSize ${groupSize}`);
     }
@@ -134,15 +76,11 @@ function grouping(fn: string, rows: number, o: GroupAdvantageOptions): Grouping 
 
 type GroupBackend = Pick<CudaBinding, 'groupAdvantages'>;
 
-function callGroups(async: boolean, rewards: Float32Array, g: Grouping, packed: Float64Array, backend: GroupBackend) {
+function callGroups(async: boolean, rewards: Float32Array, g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend) {
   const advantages = new Float32Array(rewards.length); // [B]
-  const stats = new Float64Array(5);
   return runNative(async,
-    (a) => backend.groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, packed, advantages, stats, a),
-    (): AdvantageResult<AdvantageStats> => ({
-      advantages,
-      stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2] },
-    }));
+    (a) => backend.groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, normalize, advantages, a),
+    (stats): AdvantageResult<AdvantageStats> => ({ advantages, stats }));
 }
 
 /** Column f of rewards [B, R]. */
@@ -177,7 +115,7 @@ function unscorableRows(columns: Float32Array[]): Uint8Array {
   return unscorable;
 }
 
-function weightsOf(fn: string, o: GroupAdvantageOptions, objectives: number): ArrayLike<number> {
+function weightsOf(fn: string, o: ResolvedGroupOptions, objectives: number): ArrayLike<number> {
   if (o.rewardWeights === undefined) return new Float64Array(objectives).fill(1);
   const w = o.rewardWeights;
   check.length(`${fn} rewardWeights`, w, objectives, `[R] = [${objectives}]`);
@@ -193,9 +131,8 @@ type GroupResult = AdvantageResult<AdvantageStats> | Promise<AdvantageResult<Adv
  * batch-wide normalisation. `reward` / `reward_std` stay those of the weighted raw sum (`logged`).
  */
 function normalizeThenSum(async: boolean, columns: Float32Array[], weights: ArrayLike<number>, unscorable: Uint8Array,
-  g: Grouping, packed: Float64Array, backend: GroupBackend, logged: AdvantageStats): GroupResult {
-  const perFunction = Float64Array.from(packed);
-  perFunction[0] = SCALES.indexOf('group');
+  g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend, logged: AdvantageStats): GroupResult {
+  const perFunction: NativeAdvantageOptions = { ...normalize, scale: 'group' };
   const z = columns.map((c) => (callGroups(false, c, g, perFunction, backend) as AdvantageResult<AdvantageStats>).advantages);
   const summed = weightedNanSum(z, weights, unscorable);
   const whole: Grouping = { groupSize: summed.length || 1, groupIds: null, numGroups: 1 };
@@ -207,26 +144,23 @@ function normalizeThenSum(async: boolean, columns: Float32Array[], weights: Arra
 
 function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions | undefined): GroupResult {
   const fn = 'groupAdvantages';
-  check.knownKeys(fn, options, GROUP_KEYS);
-  const o = options ?? {};
+  const o = checkOptions(GROUP_ADVANTAGE_OPTIONS, kernelNaming(fn), options, ADVANTAGE_DEFAULTS);
   const r = check.float32Array(`${fn} rewards`, rewards); // ±Infinity is rejected natively, NaN is unscorable
-  const objectives = check.integer(`${fn} objectives`, o.objectives ?? ADVANTAGE_DEFAULTS.objectives, 1);
+  const { objectives, multiObjective: mode } = o;
   if (r.length % objectives !== 0) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${fn} rewards of shape [B, R] with R = ${objectives} but received ${r.length} elements`);
   }
-  const packed = packNormalize(fn, o);
+  const normalize = nativeNormalize(o);
   const g = grouping(fn, r.length / objectives, o);
   const backend = kernelBinding(fn, o.device, 'groupAdvantages');
   const weights = weightsOf(fn, o, objectives);
-  const mode = check.oneOf(`${fn} multiObjective`, o.multiObjective ?? ADVANTAGE_DEFAULTS.multiObjective,
-    ['sumThenNormalize', 'normalizeThenSum'] as const);
-  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, packed, backend);
+  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, normalize, backend);
   const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
   const unscorable = unscorableRows(columns);
   const weightedSum = weightedNanSum(columns, weights, unscorable); // [B]
-  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, packed, backend);
-  const logged = (callGroups(false, weightedSum, g, packed, backend) as AdvantageResult<AdvantageStats>).stats;
-  return normalizeThenSum(async, columns, weights, unscorable, g, packed, backend, logged);
+  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, normalize, backend);
+  const logged = (callGroups(false, weightedSum, g, normalize, backend) as AdvantageResult<AdvantageStats>).stats;
+  return normalizeThenSum(async, columns, weights, unscorable, g, normalize, backend, logged);
 }
 
 /**
@@ -246,25 +180,20 @@ export function groupAdvantagesSync(rewards: Float32Array, options?: GroupAdvant
 
 function rank(async: boolean, rewards: unknown, options: RankAdvantageOptions) {
   const fn = 'rankAdvantages';
-  check.knownKeys(fn, options, RANK_KEYS);
   if (options === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} options with candidates and ranks but received undefined`);
+  const o = checkOptions(RANK_ADVANTAGE_OPTIONS, kernelNaming(fn), options, RANK_DEFAULTS);
   const r = check.float32Array(`${fn} rewards`, rewards); // ±Infinity is rejected natively, NaN is unscorable
-  const candidates = check.integer(`${fn} candidates`, options.candidates, 1);
-  const ranks = check.integer(`${fn} ranks`, options.ranks, 1);
+  const { candidates, ranks } = o;
   if (r.length % (candidates * ranks) !== 0) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH',
       `Expected ${fn} rewards of shape [G, S, K] with S = ${candidates}, K = ${ranks}, but ${r.length} elements is not a multiple of ${candidates * ranks}`);
   }
-  const packed = packNormalize(fn, options);
+  const normalize = nativeNormalize(o);
   const advantages = new Float32Array(r.length); // [G, S, K]
-  const stats = new Float64Array(5);
-  const backend = kernelBinding(fn, options.device, 'rankAdvantages');
+  const backend = kernelBinding(fn, o.device, 'rankAdvantages');
   return runNative(async,
-    (a) => backend.rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, packed, advantages, stats, a),
-    (): AdvantageResult<RankAdvantageStats> => ({
-      advantages,
-      stats: { rewardMean: stats[0], rewardStd: stats[1], fracRewardZeroStd: stats[2], fracCellsEqual: stats[3], fracCellsZero: stats[4] },
-    }));
+    (a) => backend.rankAdvantages(r, r.length / (candidates * ranks), candidates, ranks, normalize, advantages, a),
+    (stats): AdvantageResult<RankAdvantageStats> => ({ advantages, stats }));
 }
 
 /**

@@ -1,9 +1,10 @@
 // verl's standalone KL loss, agg_loss(kl_penalty(logp, ref, kl_loss_type), mask, loss_agg_mode)
 // (verl/trainer/ppo/core_algos.py kl_penalty, agg_loss; workers/actor/dp_actor.py), forward and
 // gradient: the policy-loss kernel with no policy term (lossType "none", β = 1).
-import type { Device } from '../cuda.js';
 import { GrpoError } from '../errors.js';
+import * as opt from '../options/schema.js';
 import * as check from '../validate.js';
+import { checkOptions } from '../options/schema.js';
 import { rejectOnThrow } from './native-call.js';
 import {
   policyLoss, policyLossSync, type Aggregation, type KlEstimator, type PolicyLossCallOptions, type PolicyLossInput,
@@ -17,12 +18,12 @@ export type VerlKlType =
 /** verl `loss_agg_mode`. */
 export type VerlAggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
 
-export const VERL_KL_TYPES: readonly VerlKlType[] = [
+export const VERL_KL_TYPES = [
   'kl', 'k1', 'abs', 'mse', 'k2', 'low_var_kl', 'k3', 'kl+', 'k1+', 'abs+', 'mse+', 'k2+', 'low_var_kl+', 'k3+',
-];
-export const VERL_AGGREGATIONS: readonly VerlAggregation[] = [
+] as const satisfies readonly VerlKlType[];
+export const VERL_AGGREGATIONS = [
   'token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm',
-];
+] as const satisfies readonly VerlAggregation[];
 
 /** Inputs of {@link klLoss}; every [B, T] array is row-major. */
 export interface KlLossInput {
@@ -36,20 +37,19 @@ export interface KlLossInput {
   mask: Uint8Array;
 }
 
-export interface KlLossOptions {
-  /** @defaultValue "low_var_kl" (verl's default kl_loss_type: k3, log-ratio ±20, value ±10) */
-  klType?: VerlKlType;
-  /** @defaultValue "token-mean" */
-  aggregation?: VerlAggregation;
-  /** token-mean denominator (verl batch_num_tokens / dp_size); null = Σ mask of this call. @defaultValue null */
-  tokenCount?: number | null;
-  /** seq-mean-* denominator (verl global_batch_size / dp_size); null = the rows with a token (verl). @defaultValue null */
-  sequenceCount?: number | null;
-  /** seq-mean-token-sum-norm divisor; null = T (verl). @defaultValue null */
-  lossScaleFactor?: number | null;
-  /** `'cpu'`, `'cuda'` or `'auto'`, as policyLoss. @defaultValue 'cpu' */
-  device?: Device;
-}
+export const KL_LOSS_OPTIONS = {
+  klType: opt.choice(VERL_KL_TYPES, 'low_var_kl', 'verl `kl_loss_type`; the default is verl\'s (k3, log-ratio ±20, value ±10); a trailing "+" '
+    + 'keeps the value and takes the gradient of k2.'),
+  aggregation: opt.choice(VERL_AGGREGATIONS, 'token-mean', 'verl `loss_agg_mode`.'),
+  tokenCount: opt.nullable(opt.number(undefined, 'token-mean denominator (verl batch_num_tokens / dp_size); null = Σ mask of this call.', opt.POSITIVE)),
+  sequenceCount: opt.nullable(opt.number(undefined, 'seq-mean-* denominator (verl global_batch_size / dp_size); null = the rows with a token (verl).', opt.POSITIVE)),
+  lossScaleFactor: opt.nullable(opt.number(undefined, 'seq-mean-token-sum-norm divisor; null = T (verl).', opt.POSITIVE)),
+  device: opt.device(),
+};
+
+export type KlLossOptions = opt.OptionsOf<typeof KL_LOSS_OPTIONS>;
+
+const KL_LOSS_DEFAULTS = opt.defaultsOf(KL_LOSS_OPTIONS);
 
 export interface KlLossResult {
   /** The aggregated KL (verl `actor/kl_loss` before × kl_loss_coef). */
@@ -83,10 +83,8 @@ function call(input: KlLossInput, options: KlLossOptions | undefined): [PolicyLo
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} input object but received ${String(input)}`);
   }
   check.knownKeys(`${FN} input`, input, ['shape', 'logp', 'refLogp', 'mask']);
-  check.knownKeys(FN, options, ['klType', 'aggregation', 'tokenCount', 'sequenceCount', 'lossScaleFactor', 'device']);
-  const o = options ?? {};
-  const klType = check.oneOf(`${FN} klType`, o.klType ?? 'low_var_kl', VERL_KL_TYPES);
-  const aggregation = check.oneOf(`${FN} aggregation`, o.aggregation ?? 'token-mean', VERL_AGGREGATIONS);
+  const o = checkOptions(KL_LOSS_OPTIONS, opt.kernelNaming(FN), options, KL_LOSS_DEFAULTS);
+  const { klType, aggregation } = o;
   const refLogp = check.float32Array(`${FN} refLogp`, input.refLogp);
   const seqMean = aggregation === 'seq-mean-token-sum' || aggregation === 'seq-mean-token-mean';
   const rows = Array.isArray(input.shape) ? check.integer(`${FN} shape[0]`, input.shape[0], 0) : 0;

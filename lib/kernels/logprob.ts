@@ -1,66 +1,28 @@
 // Log-prob scoring: log-softmax(logits / temperature) gathered at targets, entropy, backward,
 // and the fused LM-head form that never materialises [tokens × vocab] logits.
-import { kernelBinding, type Device } from '../cuda.js';
+import { kernelBinding, type NativeLinearLogprobOptions, type NativeLogprobOptions } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
+import {
+  LINEAR_LOGPROB_BACKWARD_OPTIONS, LINEAR_LOGPROB_OPTIONS, LOGPROB_BACKWARD_OPTIONS, LOGPROB_OPTIONS,
+  type LinearDtype, type LinearLogprobBackwardOptions, type LinearLogprobOptions, type LogprobBackwardOptions, type LogprobOptions,
+} from '../options/logprob.js';
+import { defaultsOf, kernelNaming, type Schema, type ValuesOf, checkOptions } from '../options/schema.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
-/** Options of {@link logprobs}. */
-export interface LogprobOptions {
-  /** Logits are divided by it before the softmax (TRL semantics). @defaultValue 1 */
-  temperature?: number;
-  /** Also return the entropy of each row's distribution. @defaultValue false */
-  entropy?: boolean;
-  /** Target value meaning "no token": logp = entropy = 0 and zero gradient. @defaultValue -100 */
-  ignoreIndex?: number;
-  /** Where to run: 'cpu', 'cuda' (GRPO_CUDA_UNAVAILABLE without a usable GPU) or 'auto' (CUDA when available). @defaultValue 'cpu' */
-  device?: Device;
-}
+export {
+  LINEAR_LOGPROB_BACKWARD_OPTIONS, LINEAR_LOGPROB_OPTIONS, LOGPROB_BACKWARD_OPTIONS, LOGPROB_OPTIONS,
+  type LinearDtype, type LinearLogprobBackwardOptions, type LinearLogprobOptions, type LogprobBackwardOptions, type LogprobOptions,
+} from '../options/logprob.js';
 
-/** Storage of `hidden` and `weight`: float32 (Float32Array) or bfloat16 bit patterns (Uint16Array, see {@link toBf16}). */
-export type LinearDtype = 'f32' | 'bf16';
-const DTYPES: readonly LinearDtype[] = Object.freeze(['f32', 'bf16']);
-
-/** Options of {@link linearLogprobs}. */
-export interface LinearLogprobOptions extends LogprobOptions {
-  /**
-   * 'bf16': hidden and weight are Uint16Arrays of bfloat16 bits; the products are exact in float32 and summed in
-   * float32; outputs and gradients stay float32 (the backward rounds each gradient tile to bf16 before it is
-   * multiplied out, as a bf16 tensor-core GEMM does; docs/logprob.md). @defaultValue 'f32'
-   */
-  dtype?: LinearDtype;
-  /** LM-head bias [vocab]. @defaultValue none */
-  bias?: Float32Array;
-  /** Rows per tile; the workspace is chunkSize × chunkVocab floats. @defaultValue 256 */
-  chunkSize?: number;
-  /** Vocabulary entries per tile. @defaultValue 4096 */
-  chunkVocab?: number;
-}
+/** The checked options every log-prob call shares. */
+type Scalars = ValuesOf<typeof LOGPROB_OPTIONS>;
 
 export interface LogprobResult {
   /** logp [T] */
   logp: Float32Array;
   /** entropy [T], when asked for */
   entropy?: Float32Array;
-}
-
-export interface LogprobBackwardOptions extends LogprobOptions {
-  /** Upstream gradient of the entropy [T]. @defaultValue none */
-  gradEntropy?: Float32Array;
-  /** Where to write gradLogits [T, V]; may be `logits` itself (in-place). @defaultValue a new array */
-  out?: Float32Array;
-}
-
-export interface LinearLogprobBackwardOptions extends LinearLogprobOptions {
-  gradEntropy?: Float32Array;
-  /** Add into the provided gradient buffers instead of overwriting them. @defaultValue false */
-  accumulate?: boolean;
-  /** Caller-provided gradHidden [T, H]. */
-  gradHidden?: Float32Array;
-  /** Caller-provided gradWeight [V, H]. */
-  gradWeight?: Float32Array;
-  /** Caller-provided gradBias [V] (only with `bias`). */
-  gradBias?: Float32Array;
 }
 
 export interface LinearLogprobGradients {
@@ -70,28 +32,6 @@ export interface LinearLogprobGradients {
   gradWeight: Float32Array;
   /** gradBias [V], when a bias was given */
   gradBias?: Float32Array;
-}
-
-const DEFAULTS = Object.freeze({
-  temperature: 1, entropy: false, ignoreIndex: -100, chunkSize: 256, chunkVocab: 4096, dtype: 'f32' as LinearDtype,
-});
-const PLAIN_KEYS = ['temperature', 'entropy', 'ignoreIndex', 'device'] as const;
-const BACKWARD_KEYS = [...PLAIN_KEYS, 'gradEntropy', 'out'] as const;
-const LINEAR_KEYS = [...PLAIN_KEYS, 'bias', 'chunkSize', 'chunkVocab', 'dtype'] as const;
-const LINEAR_BACKWARD_KEYS = [...LINEAR_KEYS, 'gradEntropy', 'accumulate', 'gradHidden', 'gradWeight', 'gradBias'] as const;
-
-interface Scalars {
-  temperature: number;
-  entropy: boolean;
-  ignoreIndex: number;
-}
-
-function scalars(fn: string, options: LogprobOptions): Scalars {
-  const temperature = check.number(`${fn} temperature`, options.temperature ?? DEFAULTS.temperature,
-    (t) => t > 0 && Number.isFinite(t), 'to be finite and > 0');
-  const entropy = check.boolean(`${fn} entropy`, options.entropy ?? DEFAULTS.entropy);
-  const ignoreIndex = check.integer(`${fn} ignoreIndex`, options.ignoreIndex ?? DEFAULTS.ignoreIndex, -(2 ** 31), 2 ** 31 - 1);
-  return { temperature, entropy, ignoreIndex };
 }
 
 function checkTargets(name: string, targets: Int32Array, vocab: number, ignoreIndex: number): void {
@@ -124,24 +64,37 @@ interface PlainCall {
   s: Scalars;
 }
 
-function plainCall(fn: string, logits: unknown, targets: unknown, options: object | undefined, keys: readonly string[]): PlainCall {
-  check.knownKeys(fn, options, keys);
+/** The resolved options of a schema, with their defaults. */
+function resolve<S extends Schema>(schema: S, fn: string, options: object | undefined): ValuesOf<S> {
+  return checkOptions(schema, kernelNaming(fn), options, defaultsOf(schema));
+}
+
+function plainCall(fn: string, logits: unknown, targets: unknown, options: object | undefined, schema: Schema): PlainCall {
+  const s = resolve(schema as typeof LOGPROB_OPTIONS, fn, options);
   const l = check.float32Array(`${fn} logits`, logits);
   const t = check.int32Array(`${fn} targets`, targets);
-  const s = scalars(fn, (options ?? {}) as LogprobOptions);
   const vocab = vocabOf(l, t);
   checkTargets(`${fn} targets`, t, vocab, s.ignoreIndex);
   return { logits: l, targets: t, vocab, s };
 }
 
+/** The options as native/addon/logprob_addon.cc reads them (by field name). */
+function nativeOptions(s: Scalars): NativeLogprobOptions {
+  return { temperature: s.temperature, ignoreIndex: s.ignoreIndex };
+}
+
+function linearOptions(c: { s: Scalars; chunkSize: number; chunkVocab: number }): NativeLinearLogprobOptions {
+  return { ...nativeOptions(c.s), chunkRows: c.chunkSize, chunkVocab: c.chunkVocab };
+}
+
 function forward(async: boolean, logits: unknown, targets: unknown, options?: LogprobOptions) {
-  const c = plainCall('logprobs', logits, targets, options, PLAIN_KEYS);
+  const c = plainCall('logprobs', logits, targets, options, LOGPROB_OPTIONS);
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
   const backend = kernelBinding('logprobs', options?.device, 'logprobForward');
   return runNative(async,
-    (a) => backend.logprobForward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, logp, entropy, a),
+    (a) => backend.logprobForward(c.logits, c.targets, c.vocab, nativeOptions(c.s), logp, entropy, a),
     (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
 }
 
@@ -160,7 +113,7 @@ export function logprobsSync(logits: Float32Array, targets: Int32Array, options?
 }
 
 function backward(async: boolean, logits: unknown, targets: unknown, gradLogp: unknown, options?: LogprobBackwardOptions) {
-  const c = plainCall('logprobsBackward', logits, targets, options, BACKWARD_KEYS);
+  const c = plainCall('logprobsBackward', logits, targets, options, LOGPROB_BACKWARD_OPTIONS);
   const rows = c.targets.length;
   const g = check.float32Array('logprobsBackward gradLogp', gradLogp);
   check.length('logprobsBackward gradLogp', g, rows, `[T] = [${rows}]`);
@@ -170,7 +123,7 @@ function backward(async: boolean, logits: unknown, targets: unknown, gradLogp: u
   check.length('logprobsBackward out', out, c.logits.length, `[T, V] = [${rows}, ${c.vocab}]`);
   const backend = kernelBinding('logprobsBackward', options?.device, 'logprobBackward');
   return runNative(async,
-    (a) => backend.logprobBackward(c.logits, c.targets, c.vocab, c.s.temperature, c.s.ignoreIndex, g, gEntropy, out, a),
+    (a) => backend.logprobBackward(c.logits, c.targets, c.vocab, nativeOptions(c.s), g, gEntropy, out, a),
     () => out);
 }
 
@@ -207,9 +160,8 @@ interface LinearCall {
   s: Scalars;
 }
 
-function linearInputs(fn: string, hidden: unknown, weight: unknown, dtype: unknown): LinearInputs {
-  const type = check.oneOf(`${fn} dtype`, dtype ?? DEFAULTS.dtype, DTYPES);
-  if (type === 'bf16') return { bf16: true, hidden: check.uint16Array(`${fn} hidden`, hidden), weight: check.uint16Array(`${fn} weight`, weight) };
+function linearInputs(fn: string, hidden: unknown, weight: unknown, dtype: LinearDtype): LinearInputs {
+  if (dtype === 'bf16') return { bf16: true, hidden: check.uint16Array(`${fn} hidden`, hidden), weight: check.uint16Array(`${fn} weight`, weight) };
   if (hidden instanceof Uint16Array || weight instanceof Uint16Array) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} hidden and weight as Float32Array for dtype 'f32', but received a Uint16Array (pass dtype: 'bf16' for bfloat16 bits)`);
   }
@@ -217,13 +169,12 @@ function linearInputs(fn: string, hidden: unknown, weight: unknown, dtype: unkno
 }
 
 function linearCall(fn: string, hidden: unknown, weight: unknown, targets: unknown, options: LinearLogprobOptions | undefined,
-  keys: readonly string[]): LinearCall {
-  check.knownKeys(fn, options, keys);
-  const o = options ?? {};
+  schema: Schema): LinearCall {
+  const o = resolve(schema as typeof LINEAR_LOGPROB_OPTIONS, fn, options);
   const inputs = linearInputs(fn, hidden, weight, o.dtype);
   const h = inputs.hidden, w = inputs.weight;
   const t = check.int32Array(`${fn} targets`, targets);
-  const s = scalars(fn, o);
+  const s = o;
   const rows = t.length;
   const hiddenSize = rows > 0 ? h.length / rows : 0;
   if (rows === 0 ? h.length !== 0 : !Number.isInteger(hiddenSize) || hiddenSize < 1) {
@@ -237,19 +188,17 @@ function linearCall(fn: string, hidden: unknown, weight: unknown, targets: unkno
   const bias = o.bias === undefined ? null : check.float32Array(`${fn} bias`, o.bias);
   if (bias) check.length(`${fn} bias`, bias, vocab, `[V] = [${vocab}]`);
   checkTargets(`${fn} targets`, t, vocab, s.ignoreIndex);
-  const chunkSize = check.integer(`${fn} chunkSize`, o.chunkSize ?? DEFAULTS.chunkSize, 1);
-  const chunkVocab = check.integer(`${fn} chunkVocab`, o.chunkVocab ?? DEFAULTS.chunkVocab, 1);
-  return { inputs, bias, targets: t, hiddenSize: H, vocab, chunkSize, chunkVocab, s };
+  return { inputs, bias, targets: t, hiddenSize: H, vocab, chunkSize: o.chunkSize, chunkVocab: o.chunkVocab, s };
 }
 
 function linearForward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, options?: LinearLogprobOptions) {
-  const c = linearCall('linearLogprobs', hidden, weight, targets, options, LINEAR_KEYS);
+  const c = linearCall('linearLogprobs', hidden, weight, targets, options, LINEAR_LOGPROB_OPTIONS);
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
   const x = c.inputs;
   const backend = kernelBinding('linearLogprobs', options?.device, x.bf16 ? 'linearLogprobForwardBf16' : 'linearLogprobForward');
-  const rest = [c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex, c.chunkSize, c.chunkVocab, logp, entropy, null] as const;
+  const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), logp, entropy, null] as const;
   return runNative(async,
     (a) => (x.bf16 ? backend.linearLogprobForwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobForward(x.hidden, x.weight, ...rest, a)),
     (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
@@ -284,14 +233,14 @@ function gradBuffer(fn: string, name: string, given: Float32Array | undefined, s
 function linearBackward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, gradLogp: unknown,
   options?: LinearLogprobBackwardOptions) {
   const fn = 'linearLogprobsBackward';
-  const c = linearCall(fn, hidden, weight, targets, options, LINEAR_BACKWARD_KEYS);
+  const c = linearCall(fn, hidden, weight, targets, options, LINEAR_LOGPROB_BACKWARD_OPTIONS);
   const rows = c.targets.length;
   const o = options ?? {};
   const g = check.float32Array(`${fn} gradLogp`, gradLogp);
   check.length(`${fn} gradLogp`, g, rows, `[T] = [${rows}]`);
   const gEntropy = o.gradEntropy === undefined ? null : check.float32Array(`${fn} gradEntropy`, o.gradEntropy);
   if (gEntropy) check.length(`${fn} gradEntropy`, gEntropy, rows, `[T] = [${rows}]`);
-  const accumulate = check.boolean(`${fn} accumulate`, o.accumulate ?? false);
+  const accumulate = o.accumulate ?? false; // checked by linearCall
   const grads: LinearLogprobGradients = {
     gradHidden: gradBuffer(fn, 'gradHidden', o.gradHidden, rows * c.hiddenSize, `[T, H] = [${rows}, ${c.hiddenSize}]`),
     gradWeight: gradBuffer(fn, 'gradWeight', o.gradWeight, c.vocab * c.hiddenSize, `[V, H] = [${c.vocab}, ${c.hiddenSize}]`),
@@ -299,7 +248,7 @@ function linearBackward(async: boolean, hidden: unknown, weight: unknown, target
   if (c.bias) grads.gradBias = gradBuffer(fn, 'gradBias', o.gradBias, c.vocab, `[V] = [${c.vocab}]`);
   const x = c.inputs;
   const backend = kernelBinding(fn, o.device, x.bf16 ? 'linearLogprobBackwardBf16' : 'linearLogprobBackward');
-  const rest = [c.bias, c.targets, c.hiddenSize, c.s.temperature, c.s.ignoreIndex, c.chunkSize, c.chunkVocab, g, gEntropy,
+  const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), g, gEntropy,
     grads.gradHidden, grads.gradWeight, grads.gradBias ?? null, accumulate] as const;
   return runNative(async,
     (a) => (x.bf16 ? backend.linearLogprobBackwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobBackward(x.hidden, x.weight, ...rest, a)),

@@ -1,17 +1,18 @@
 // The clipped GRPO policy loss family with its analytic backward (dL/dlogp), reproducing TRL,
 // verl, OpenRLHF and Rank-GRPO. Native kernel: native/kernels/loss/loss*.cc. Presets: ./presets.ts.
-import { kernelBinding, type Device } from '../cuda.js';
+import { kernelBinding, type Device, type NativeLossOptions } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
+import {
+  LOSS_DEFAULTS, LOSS_OPTIONS, type Aggregation, type IsLevel, type PolicyLossOptions, type ResolvedLossOptions,
+} from '../options/loss.js';
+import { kernelNaming, checkOptions } from '../options/schema.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
-export type LossType = 'clip' | 'cispoCap' | 'cispoClamp' | 'sapo' | 'vespo' | 'gpg' | 'geoMean' | 'none';
-export type IsLevel = 'token' | 'sequence' | 'sequenceToken' | 'item';
-export type KlEstimator = 'k1' | 'abs' | 'k2' | 'k3';
-export type KlClamp = 'none' | 'verl' | 'openrlhf';
-export type Aggregation =
-  | 'globalTokenMean' | 'localTokenMean' | 'seqMeanTokenMean' | 'seqMeanTokenSum' | 'tokenSumOverBL' | 'tokenSumOverL'
-  | 'allPositionsLengthWeighted';
+export {
+  AGGREGATIONS, IS_LEVELS, KL_CLAMPS, KL_ESTIMATORS, LOSS_DEFAULTS, LOSS_OPTIONS, LOSS_TYPES,
+  type Aggregation, type IsLevel, type KlClamp, type KlEstimator, type LossType, type PolicyLossOptions, type ResolvedLossOptions,
+} from '../options/loss.js';
 
 /** Inputs of {@link policyLoss}; every [B, T] array is row-major. */
 export interface PolicyLossInput {
@@ -34,76 +35,6 @@ export interface PolicyLossInput {
   segments?: Int32Array;
   /** [B, T] token entropies: reported as `stats.entropy`, needed for `topEntropyQuantile` < 1. */
   entropy?: Float32Array;
-}
-
-/** The four choices (surrogate, IS level, KL, aggregation) as separate fields. See docs/advantages-and-loss.md. */
-export interface PolicyLossOptions {
-  /**
-   * `"clip"` (TRL grpo/bnpo/dr_grpo/dapo/luspo, verl vanilla/gspo), `"cispoCap"` (TRL cispo: sg(min(r, cap))·A·logp),
-   * `"cispoClamp"` (verl cispo), `"sapo"`, `"vespo"` (TRL), `"gpg"` (verl), `"geoMean"` (verl GMPO: row mean,
-   * ignores `isLevel` and `aggregation` for its policy term, which is a mean over `sequenceCount` rows), `"none"` (no
-   * policy term: the KL term alone, see klLoss). @defaultValue "clip"
-   */
-  lossType?: LossType;
-  /** `"token"`, `"sequence"` (TRL GSPO), `"sequenceToken"` (verl gspo), `"item"` (Rank-GRPO, needs segments). @defaultValue "token" */
-  isLevel?: IsLevel;
-  /** Lower clip range: r ≥ 1 − epsilonLow (TRL `epsilon`, verl `clip_ratio_low`). @defaultValue 0.2 */
-  epsilonLow?: number;
-  /** Upper clip range: r ≤ 1 + epsilonHigh; null = epsilonLow (TRL `epsilon_high`). @defaultValue null */
-  epsilonHigh?: number | null;
-  /** TRL `delta` (INTELLECT-2): r := min(r, delta) in the unclipped branch; null = off. @defaultValue null */
-  delta?: number | null;
-  /** verl `clip_ratio_c` dual clip: for A < 0 the loss is at most −A·c; null = off. @defaultValue null */
-  dualClipC?: number | null;
-  /** Clamp of the log-ratio before exp (verl/OpenRLHF 20, verl gspo 10); null = none (TRL). @defaultValue null */
-  logRatioClamp?: number | null;
-  /** `"cispoCap"`: the absolute ratio cap (TRL `epsilon_high` with loss_type cispo). @defaultValue 5 */
-  cispoCap?: number;
-  /** SAPO temperature for A > 0. @defaultValue 1 */
-  sapoTauPos?: number;
-  /** SAPO temperature for A ≤ 0. @defaultValue 1.05 */
-  sapoTauNeg?: number;
-  /** VESPO (k, λ) for A ≥ 0 and A < 0 (TRL vespo_k_pos / lambda_pos / k_neg / lambda_neg). @defaultValue { kPos: 2, lambdaPos: 3, kNeg: 3, lambdaNeg: 2 } */
-  vespo?: { kPos: number; lambdaPos: number; kNeg: number; lambdaNeg: number };
-  /** K at the item level: segments ≥ K share one overflow ratio. @defaultValue the largest segment + 1 */
-  numItems?: number | null;
-  /** KL coefficient β (TRL `beta`, verl `kl_loss_coef`); 0 = no KL term. @defaultValue 0 */
-  beta?: number;
-  /** KL estimator of logp against refLogp. @defaultValue "k3" */
-  klEstimator?: KlEstimator;
-  /** `"none"` (TRL), `"verl"` (k3: log-ratio ±20, value ±10), `"openrlhf"` (every value ±10). @defaultValue "none" */
-  klClamp?: KlClamp;
-  /** TRL `use_bias_correction_kl`: KL × ratio (in the loss and in the logged `stats.kl`). @defaultValue false */
-  klBiasCorrection?: boolean;
-  /**
-   * verl's straight-through estimators (`kl_loss_type` "k1+", "k3+", "low_var_kl+"): the value of `klEstimator`, the
-   * gradient of k2, ½(logp − ref)², i.e. logp − ref. @defaultValue false
-   */
-  klK2Gradient?: boolean;
-  /**
-   * `"globalTokenMean"` Σℓ/tokenCount (TRL dapo/cispo/vespo), `"localTokenMean"` Σℓ/Σmask (TRL bnpo, verl legacy
-   * token-mean), `"seqMeanTokenMean"` (TRL grpo/sapo), `"seqMeanTokenSum"` (verl; TRL luspo), `"tokenSumOverBL"`
-   * Σℓ/(B·maxCompletionLength) (TRL dr_grpo), `"tokenSumOverL"` Σℓ/lossScaleFactor (verl seq-mean-token-sum-norm),
-   * `"allPositionsLengthWeighted"` Σ over all B·T positions, padding included, of ℓ·n_i / (B·T) (TRL luspo's
-   * `(per_token_loss * mask.sum(1)).mean()` with a [B, T] per-token loss: token level, or sequence level with β > 0;
-   * padding's own logp, old, ref and advantages are read, must be finite and get a gradient; not at the item level).
-   * @defaultValue "globalTokenMean"
-   */
-  aggregation?: Aggregation;
-  /** Global token count of `"globalTokenMean"` (TRL num_items_in_batch / num_processes); null = Σ mask of this call. @defaultValue null */
-  tokenCount?: number | null;
-  /** Sequences in the mean (and B of tokenSumOverBL); null = B of this call (verl: the non-empty ones). @defaultValue null */
-  sequenceCount?: number | null;
-  /** L_max of `"tokenSumOverBL"` (TRL max_completion_length). @defaultValue null (required there) */
-  maxCompletionLength?: number | null;
-  /** Divisor of `"tokenSumOverL"`; null = T of this call (verl default). @defaultValue null */
-  lossScaleFactor?: number | null;
-  /** Gradient-accumulation steps: every aggregation but `"globalTokenMean"` is divided by it (TRL). @defaultValue 1 */
-  accumulationSteps?: number;
-  /** An empty mask gives loss `"zero"` (TRL clamps counts at 1) or `"nan"` (verl). @defaultValue "zero" */
-  emptyBatch?: 'zero' | 'nan';
-  /** Keep the policy term only on tokens whose entropy is ≥ the (1 − q) quantile (TRL); 1 = off. @defaultValue 1 */
-  topEntropyQuantile?: number;
 }
 
 /** {@link PolicyLossOptions} plus where to run (not part of a preset or a trainer's loss config). */
@@ -153,56 +84,9 @@ export interface PolicyLossResult {
   stats: PolicyLossStats;
 }
 
-/** The defaults: TRL HEAD (loss_type "dapo" = clip + global token mean, ε 0.2, β 0). */
-export const LOSS_DEFAULTS = Object.freeze({
-  lossType: 'clip',
-  isLevel: 'token',
-  epsilonLow: 0.2,
-  epsilonHigh: null,
-  delta: null,
-  dualClipC: null,
-  logRatioClamp: null,
-  cispoCap: 5,
-  sapoTauPos: 1,
-  sapoTauNeg: 1.05,
-  vespo: Object.freeze({ kPos: 2, lambdaPos: 3, kNeg: 3, lambdaNeg: 2 }),
-  numItems: null,
-  beta: 0,
-  klEstimator: 'k3',
-  klClamp: 'none',
-  klBiasCorrection: false,
-  klK2Gradient: false,
-  aggregation: 'globalTokenMean',
-  tokenCount: null,
-  sequenceCount: null,
-  maxCompletionLength: null,
-  lossScaleFactor: null,
-  accumulationSteps: 1,
-  emptyBatch: 'zero',
-  topEntropyQuantile: 1,
-} as const);
-
-export const LOSS_TYPES: readonly LossType[] = ['clip', 'cispoCap', 'cispoClamp', 'sapo', 'vespo', 'gpg', 'geoMean', 'none'];
-export const IS_LEVELS: readonly IsLevel[] = ['token', 'sequence', 'sequenceToken', 'item'];
-export const KL_ESTIMATORS: readonly KlEstimator[] = ['k1', 'abs', 'k2', 'k3'];
-export const KL_CLAMPS: readonly KlClamp[] = ['none', 'verl', 'openrlhf'];
-export const AGGREGATIONS: readonly Aggregation[] = [
-  'globalTokenMean', 'localTokenMean', 'seqMeanTokenMean', 'seqMeanTokenSum', 'tokenSumOverBL', 'tokenSumOverL',
-  'allPositionsLengthWeighted',
-];
-const KEYS = Object.keys(LOSS_DEFAULTS);
 const INPUT_KEYS = ['shape', 'logp', 'oldLogp', 'refLogp', 'advantages', 'mask', 'segments', 'entropy'] as const;
 const FN = 'policyLoss';
-
-/** Every option with its default filled in and checked: the one place presets and overrides resolve. */
-export type ResolvedLossOptions = { -readonly [K in keyof typeof LOSS_DEFAULTS]-?: NonNullable<PolicyLossOptions[K]> | null };
-
-const nonNegative = (name: string, v: unknown) =>
-  check.number(`${FN} ${name}`, v, (x) => x >= 0 && Number.isFinite(x), 'to be finite and >= 0');
-const positive = (name: string, v: unknown) =>
-  check.number(`${FN} ${name}`, v, (x) => x > 0 && Number.isFinite(x), 'to be finite and > 0');
-const optional = (name: string, v: unknown, read: (n: string, x: unknown) => number) =>
-  (v === null || v === undefined ? null : read(name, v));
+const NAMING = kernelNaming(FN);
 
 /** TRL luspo's all-positions mean has a token or sequence ratio (padding has no item). */
 function allPositionsLevel(aggregation: Aggregation, isLevel: IsLevel): Aggregation {
@@ -213,61 +97,22 @@ function allPositionsLevel(aggregation: Aggregation, isLevel: IsLevel): Aggregat
 }
 
 /**
- * Fills in {@link LOSS_DEFAULTS} and checks every option: the one place where presets and overrides
- * become the fields the native kernel reads. `geoMean` resolves `isLevel` to `"token"`.
+ * Fills in {@link LOSS_DEFAULTS} and checks every option against {@link LOSS_OPTIONS}: the one place where presets
+ * and overrides become the fields the native kernel reads. `geoMean` resolves `isLevel` to `"token"`.
  */
 export function resolveLossOptions(options?: PolicyLossOptions): ResolvedLossOptions {
-  check.knownKeys(FN, options, KEYS);
-  const o = { ...LOSS_DEFAULTS, ...options };
-  check.knownKeys(`${FN} vespo`, o.vespo, ['kPos', 'lambdaPos', 'kNeg', 'lambdaNeg']);
-  const vespo = { ...LOSS_DEFAULTS.vespo, ...o.vespo };
-  for (const [k, v] of Object.entries(vespo)) nonNegative(`vespo.${k}`, v);
-  const lossType = check.oneOf(`${FN} lossType`, o.lossType, LOSS_TYPES);
-  const isLevel = check.oneOf(`${FN} isLevel`, o.isLevel, IS_LEVELS);
-  const level = lossType === 'geoMean' ? 'token' : isLevel; // GMPO forms its own sequence ratio
-  return {
-    lossType,
-    isLevel: level,
-    epsilonLow: nonNegative('epsilonLow', o.epsilonLow),
-    epsilonHigh: optional('epsilonHigh', o.epsilonHigh, nonNegative),
-    delta: optional('delta', o.delta, positive),
-    dualClipC: optional('dualClipC', o.dualClipC, (n, v) =>
-      check.number(`${FN} ${n}`, v, (x) => x > 1 && Number.isFinite(x), 'to be finite and > 1')),
-    logRatioClamp: optional('logRatioClamp', o.logRatioClamp, positive),
-    cispoCap: positive('cispoCap', o.cispoCap),
-    sapoTauPos: positive('sapoTauPos', o.sapoTauPos),
-    sapoTauNeg: positive('sapoTauNeg', o.sapoTauNeg),
-    vespo,
-    numItems: optional('numItems', o.numItems, (n, v) => check.integer(`${FN} ${n}`, v, 1, 2 ** 31 - 1)),
-    beta: nonNegative('beta', o.beta),
-    klEstimator: check.oneOf(`${FN} klEstimator`, o.klEstimator, KL_ESTIMATORS),
-    klClamp: check.oneOf(`${FN} klClamp`, o.klClamp, KL_CLAMPS),
-    klBiasCorrection: check.boolean(`${FN} klBiasCorrection`, o.klBiasCorrection),
-    klK2Gradient: check.boolean(`${FN} klK2Gradient`, o.klK2Gradient),
-    aggregation: allPositionsLevel(check.oneOf(`${FN} aggregation`, o.aggregation, AGGREGATIONS), level),
-    tokenCount: optional('tokenCount', o.tokenCount, positive),
-    sequenceCount: optional('sequenceCount', o.sequenceCount, positive),
-    maxCompletionLength: optional('maxCompletionLength', o.maxCompletionLength, positive),
-    lossScaleFactor: optional('lossScaleFactor', o.lossScaleFactor, positive),
-    accumulationSteps: check.number(`${FN} accumulationSteps`, o.accumulationSteps, (x) => x >= 1 && Number.isFinite(x), 'to be finite and >= 1'),
-    emptyBatch: check.oneOf(`${FN} emptyBatch`, o.emptyBatch, ['zero', 'nan'] as const),
-    topEntropyQuantile: check.number(`${FN} topEntropyQuantile`, o.topEntropyQuantile, (x) => x > 0 && x <= 1, 'in (0, 1]'),
-  };
+  const o = checkOptions(LOSS_OPTIONS, NAMING, options, LOSS_DEFAULTS);
+  const isLevel = o.lossType === 'geoMean' ? 'token' : o.isLevel; // GMPO forms its own sequence ratio
+  return { ...o, isLevel, aggregation: allPositionsLevel(o.aggregation, isLevel) };
 }
 
-/** The Float64Array layout read by native/addon/loss_addon.cc (29 fields). */
-function pack(o: ResolvedLossOptions, numItems: number, perToken: boolean): Float64Array {
-  const v = o.vespo as { kPos: number; lambdaPos: number; kNeg: number; lambdaNeg: number };
-  return Float64Array.of(
-    LOSS_TYPES.indexOf(o.lossType as LossType), o.epsilonLow as number, (o.epsilonHigh ?? o.epsilonLow) as number,
-    o.delta ?? 0, o.dualClipC ?? 0, o.logRatioClamp ?? 0, o.cispoCap as number, o.sapoTauPos as number, o.sapoTauNeg as number,
-    v.kPos, v.lambdaPos, v.kNeg, v.lambdaNeg,
-    IS_LEVELS.indexOf(o.isLevel as IsLevel), numItems,
-    KL_ESTIMATORS.indexOf(o.klEstimator as KlEstimator), KL_CLAMPS.indexOf(o.klClamp as KlClamp), o.klBiasCorrection ? 1 : 0, o.beta as number,
-    AGGREGATIONS.indexOf(o.aggregation as Aggregation), o.emptyBatch === 'nan' ? 1 : 0, o.tokenCount ?? 0, o.sequenceCount ?? 0,
-    o.maxCompletionLength ?? 0, o.lossScaleFactor ?? 0, o.accumulationSteps as number,
-    o.topEntropyQuantile as number, perToken ? 1 : 0, o.klK2Gradient ? 1 : 0,
-  );
+/** The options as native/addon/loss_addon.cc reads them, by field name: null (off, or this call's count) is 0 there. */
+function nativeOptions(o: ResolvedLossOptions, numItems: number): NativeLossOptions {
+  return {
+    ...o, epsilonHigh: o.epsilonHigh ?? o.epsilonLow, delta: o.delta ?? 0, dualClipC: o.dualClipC ?? 0, logRatioClamp: o.logRatioClamp ?? 0,
+    numItems, tokenCount: o.tokenCount ?? 0, sequenceCount: o.sequenceCount ?? 0, maxCompletionLength: o.maxCompletionLength ?? 0,
+    lossScaleFactor: o.lossScaleFactor ?? 0,
+  } as NativeLossOptions;
 }
 
 function optionalTokens<T extends Float32Array | Int32Array>(name: string, value: T | undefined, size: number, shape: string,
@@ -284,7 +129,6 @@ interface Checked {
   logp: Float32Array;
   advantages: Float32Array;
   mask: Uint8Array;
-  perToken: boolean;
   old: Float32Array | null;
   ref: Float32Array | null;
   segments: Int32Array | null;
@@ -313,7 +157,7 @@ function checkInput(input: PolicyLossInput): Checked {
   const perToken = advantages.length === size; // with T = 1, [B, 1] and [B] mean the same
   if (!perToken) check.length(`${FN} advantages`, advantages, rows, `[B, T] = [${rows}, ${cols}] or [B] = [${rows}]`);
   return {
-    rows, cols, logp, advantages, mask, perToken,
+    rows, cols, logp, advantages, mask,
     old: tokens('oldLogp', input.oldLogp, check.float32Array),
     ref: tokens('refLogp', input.refLogp, check.float32Array),
     segments: tokens('segments', input.segments, check.int32Array),
@@ -341,9 +185,6 @@ function requirements(o: ResolvedLossOptions, c: Checked): void {
   }
 }
 
-const STAT_NAMES = ['policyLoss', 'kl', 'clipRatioLow', 'clipRatioHigh', 'clipRatioRegion', 'dualClipRatio',
-  'ratioMean', 'ratioMin', 'ratioMax', 'entropy', 'ppoKl', 'tokens', 'phiSeqMean'] as const;
-
 /** Separates `device` from the loss options; anything that is not an options object is left to their validation. */
 function splitDevice(options: PolicyLossCallOptions | undefined): { device?: Device; loss?: PolicyLossOptions } {
   if (typeof options !== 'object' || options === null) return { loss: options };
@@ -356,17 +197,12 @@ function run(async: boolean, input: PolicyLossInput, options: PolicyLossCallOpti
   const o = resolveLossOptions(loss);
   const c = checkInput(input);
   requirements(o, c);
-  const packed = pack(o, itemCount(o, c.segments), c.perToken);
+  const native = nativeOptions(o, itemCount(o, c.segments));
   const gradLogp = new Float32Array(c.rows * c.cols); // [B, T]
-  const stats = new Float64Array(STAT_NAMES.length + 1); // the loss, then the statistics
   const backend = kernelBinding(FN, device, 'policyLoss');
   return runNative(async,
-    (a) => backend.policyLoss(c.logp, c.old, c.ref, c.advantages, c.mask, c.segments, c.entropy, Math.max(c.cols, 1), packed, gradLogp, stats, a),
-    (): PolicyLossResult => ({
-      loss: stats[0],
-      gradLogp,
-      stats: Object.fromEntries(STAT_NAMES.map((name, i) => [name, stats[i + 1]])) as unknown as PolicyLossStats,
-    }));
+    (a) => backend.policyLoss(c.logp, c.old, c.ref, c.advantages, c.mask, c.segments, c.entropy, Math.max(c.cols, 1), native, gradLogp, a),
+    ({ loss, ...stats }): PolicyLossResult => ({ loss, gradLogp, stats }));
 }
 
 /**

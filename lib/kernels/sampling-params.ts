@@ -1,78 +1,26 @@
 // Options of the sampler → the per-row arrays the addon reads, validated with messages that name
 // the option and the row. Shared scalars stay null (the native default) when they equal the default.
 import { GrpoError } from '../errors.js';
-import type { NativeSamplingParams } from '../native-types.js';
+import type { NativeSamplingParams } from '../binding/index.js';
+import { SAMPLING_DEFAULTS, SAMPLING_OPTIONS, type RowOption, type SamplingOptions, type TokenLists } from '../options/sampling.js';
+import { kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
 import * as check from '../validate.js';
 
-/** Token ids per row: row r's ids are `ids[offsets[r] .. offsets[r + 1])`. */
-export interface TokenLists {
-  /** ids [offsets[B]] */
-  ids: Int32Array;
-  /** offsets [B + 1], non-decreasing, offsets[0] = 0 */
-  offsets: Int32Array;
-}
+export {
+  SAMPLING_DEFAULTS, SAMPLING_KEYS, SAMPLING_OPTIONS, type SamplingOptions, type TokenLists, type TokenMask,
+} from '../options/sampling.js';
 
-/** A bitset [B, ceil(V / 32)] (bit t % 32 of word t / 32 = token t) or per-row token-id lists. */
-export type TokenMask = Uint32Array | TokenLists;
-
-/** Options of {@link sample} and {@link samplingProbs}. Each per-row option is one number for every row or an array [B]. */
-export interface SamplingOptions {
-  /** Philox key: an integer in [0, 2^53) or a bigint in [0, 2^64). @defaultValue 0 */
-  seed?: number | bigint;
-  /** Philox counter: advance it for every new draw with the same seed, e.g. the decode position. @defaultValue 0 */
-  step?: number | bigint;
-  /** Logits are divided by it; 0 = greedy (the lowest id among the maxima). @defaultValue 1 */
-  temperature?: number | Float32Array;
-  /** Keep the tokens whose logit is >= the k-th largest (ties kept); 0 = off. @defaultValue 0 */
-  topK?: number | Int32Array;
-  /** Keep the smallest set of highest tokens whose mass reaches topP (ties kept); 1 = off. @defaultValue 1 */
-  topP?: number | Float32Array;
-  /** Keep tokens with p >= minP · p_max; 0 = off. @defaultValue 0 */
-  minP?: number | Float32Array;
-  /** CTRL/HF repetition penalty on tokens in `history`: logit / r if > 0, else logit · r; 1 = off. @defaultValue 1 */
-  repetitionPenalty?: number | Float32Array;
-  /** Subtracted once from the logit of every token in `history`. @defaultValue 0 */
-  presencePenalty?: number | Float32Array;
-  /** Subtracted per occurrence in `history`. @defaultValue 0 */
-  frequencyPenalty?: number | Float32Array;
-  /** Each row's generated ids, for the penalties. @defaultValue none */
-  history?: TokenLists;
-  /** Only these tokens may be drawn (bitset or lists). @defaultValue every token */
-  allow?: TokenMask;
-  /** These tokens may not be drawn (bitset or lists), e.g. end-of-sequence before a minimum length. @defaultValue none */
-  deny?: TokenMask;
-}
-
-export const SAMPLING_DEFAULTS = Object.freeze({
-  seed: 0, step: 0, temperature: 1, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1, presencePenalty: 0, frequencyPenalty: 0,
-});
-
-export const SAMPLING_KEYS = [...Object.keys(SAMPLING_DEFAULTS), 'history', 'allow', 'deny'] as const;
-
-type Rule = { ok: (v: number) => boolean; expectation: string };
-
-const RULES = {
-  temperature: { ok: (v) => v >= 0 && Number.isFinite(v), expectation: 'to be finite and >= 0' },
-  topK: { ok: (v) => Number.isInteger(v) && v >= 0 && v < 2 ** 31, expectation: 'to be an integer in [0, 2^31)' },
-  topP: { ok: (v) => v > 0 && v <= 1, expectation: 'in (0, 1]' },
-  minP: { ok: (v) => v >= 0 && v <= 1, expectation: 'in [0, 1]' },
-  repetitionPenalty: { ok: (v) => v > 0 && Number.isFinite(v), expectation: 'to be finite and > 0' },
-  presencePenalty: { ok: Number.isFinite, expectation: 'to be finite' },
-  frequencyPenalty: { ok: Number.isFinite, expectation: 'to be finite' },
-} satisfies Record<string, Rule>;
-
-type RowOption = keyof typeof RULES;
+type Resolved = ValuesOf<typeof SAMPLING_OPTIONS>;
 
 function rowArray(fn: string, name: RowOption, value: unknown, rows: number): Float32Array | Int32Array | null {
-  const rule: Rule = RULES[name];
+  const rule = SAMPLING_OPTIONS[name].range;
   const label = `${fn} ${name}`;
   const isInt = name === 'topK';
-  if (typeof value === 'number' || value === undefined) {
-    const v = value ?? SAMPLING_DEFAULTS[name];
+  if (typeof value === 'number') {
     // The kernel reads float32: check the value it will see (1e39 is Infinity there).
-    check.number(label, v, (x) => rule.ok(isInt ? x : Math.fround(x)), rule.expectation);
-    if (v === SAMPLING_DEFAULTS[name]) return null;
-    return isInt ? new Int32Array(rows).fill(v) : new Float32Array(rows).fill(v);
+    check.number(label, value, (x) => rule.ok(isInt ? x : Math.fround(x)), rule.expectation);
+    if (value === SAMPLING_DEFAULTS[name]) return null;
+    return isInt ? new Int32Array(rows).fill(value) : new Float32Array(rows).fill(value);
   }
   const array = isInt ? check.int32Array(label, value) : check.float32Array(label, value);
   check.length(label, array, rows, `[B] = [${rows}]`);
@@ -119,7 +67,7 @@ function maskBits(label: string, value: unknown, rows: number, vocab: number): U
   return bits;
 }
 
-function allowBits(fn: string, options: SamplingOptions, rows: number, vocab: number): Uint32Array | null {
+function allowBits(fn: string, options: Resolved, rows: number, vocab: number): Uint32Array | null {
   if (options.allow === undefined && options.deny === undefined) return null;
   const bits = options.allow === undefined ? new Uint32Array(rows * Math.ceil(vocab / 32)).fill(0xffffffff)
     : maskBits(`${fn} allow`, options.allow, rows, vocab);
@@ -141,11 +89,10 @@ function counterWords(label: string, value: unknown): [number, number] {
 
 /** Validates `options` for a batch [rows, vocab] and builds the addon's parameter object. */
 export function nativeSamplingParams(fn: string, options: SamplingOptions | undefined, rows: number, vocab: number): NativeSamplingParams {
-  check.knownKeys(fn, options, SAMPLING_KEYS);
-  const o = options ?? {};
+  const o = checkOptions(SAMPLING_OPTIONS, kernelNaming(fn), options, SAMPLING_DEFAULTS);
   const history = o.history === undefined ? null : tokenLists(`${fn} history`, o.history, rows, vocab);
-  const [seedLo, seedHi] = counterWords(`${fn} seed`, o.seed ?? SAMPLING_DEFAULTS.seed);
-  const [stepLo, stepHi] = counterWords(`${fn} step`, o.step ?? SAMPLING_DEFAULTS.step);
+  const [seedLo, seedHi] = counterWords(`${fn} seed`, o.seed);
+  const [stepLo, stepHi] = counterWords(`${fn} step`, o.step);
   return {
     temperature: rowArray(fn, 'temperature', o.temperature, rows) as Float32Array | null,
     topK: rowArray(fn, 'topK', o.topK, rows) as Int32Array | null,

@@ -1,7 +1,7 @@
 // Batched sampling from logits [B, V]: penalties, temperature, top-k, top-p, min-p and allow/deny
 // masks, without sorting the vocabulary; seeded by (seed, row, step). docs/sampling.md has the
 // processing order, the tie rules and the draw, which the CUDA version reproduces.
-import { kernelBinding, type Device } from '../cuda.js';
+import { kernelBinding, type Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { callAsync, callSync, rejectOnThrow } from './native-call.js';

@@ -1,21 +1,19 @@
 // Advantages onto tokens: Rank-GRPO's per-item scatter with length shaping, and the broadcast of
 // sequence advantages under a truncation policy. Native kernels: native/kernels/advantage/advantage_tokens.cc.
-import { kernelBinding, type Device } from '../cuda.js';
+import { kernelBinding, type NativeLengthShaping } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
+import { kernelNaming, type ValuesOf, checkOptions } from '../options/schema.js';
+import {
+  LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_DEFAULTS, TOKEN_ADVANTAGE_OPTIONS, type TokenAdvantageOptions,
+} from '../options/token-advantages.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
-/** Rank-GRPO length shaping, added to token advantages after normalisation (§4.7). */
-export interface LengthShaping {
-  /** @defaultValue true (Rank-GRPO `apply_extra_length_shaping`) */
-  enabled?: boolean;
-  /** Added at the EOS of a row that emitted exactly K items. @defaultValue 0.1 */
-  endOfList?: number;
-  /** Added on every token of an item beyond K (overflow). @defaultValue -0.1 */
-  extraToken?: number;
-  /** Added at the EOS of a row that stopped before K items. @defaultValue -0.1 */
-  earlyStop?: number;
-}
+export {
+  LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_DEFAULTS, TOKEN_ADVANTAGE_OPTIONS, type LengthShaping, type TokenAdvantageOptions,
+} from '../options/token-advantages.js';
+
+type Resolved = ValuesOf<typeof TOKEN_ADVANTAGE_OPTIONS>;
 
 /** Inputs of {@link tokenAdvantages}. Item scatter when `segments` is given, else sequence broadcast. */
 export interface TokenAdvantageInput {
@@ -33,22 +31,6 @@ export interface TokenAdvantageInput {
   prefixEnd?: Int32Array;
 }
 
-/** Options of {@link tokenAdvantages}. */
-export interface TokenAdvantageOptions {
-  /** K, the ranks per row (item scatter). @defaultValue advantages.length / B */
-  ranks?: number;
-  /** Rank-GRPO length shaping (item scatter). @defaultValue Rank-GRPO's values, enabled */
-  lengthShaping?: LengthShaping;
-  /**
-   * Truncated completions (sequence broadcast): `"keep"` their loss, `"dropTruncated"` them from the loss (TRL
-   * `mask_truncated_completions`), or `"dropSuffix"`: drop only tokens from `prefixEnd` on (the CCR rule).
-   * Their rewards stay in the group statistics either way. @defaultValue "keep"
-   */
-  truncation?: 'keep' | 'dropTruncated' | 'dropSuffix';
-  /** `'cpu'`, `'cuda'` (GRPO_CUDA_UNAVAILABLE without a usable GPU; bitwise the CPU's result) or `'auto'` (CUDA when available). @defaultValue 'cpu' */
-  device?: Device;
-}
-
 export interface TokenAdvantageResult {
   /** [B, T] advantage per token, 0 outside the loss mask. */
   advantages: Float32Array;
@@ -56,15 +38,7 @@ export interface TokenAdvantageResult {
   lossMask: Uint8Array;
 }
 
-export const TOKEN_ADVANTAGE_DEFAULTS = Object.freeze({
-  lengthShaping: Object.freeze({ enabled: true, endOfList: 0.1, extraToken: -0.1, earlyStop: -0.1 }),
-  truncation: 'keep',
-} as const);
-
-const KEYS = ['ranks', 'lengthShaping', 'truncation', 'device'] as const;
 const INPUT_KEYS = ['advantages', 'mask', 'segments', 'eosPositions', 'truncated', 'prefixEnd'] as const;
-const SHAPING_KEYS = ['enabled', 'endOfList', 'extraToken', 'earlyStop'] as const;
-const TRUNCATIONS = ['keep', 'dropTruncated', 'dropSuffix'] as const;
 const FN = 'tokenAdvantages';
 
 function columnsOf(mask: Uint8Array, rows: number): number {
@@ -74,16 +48,11 @@ function columnsOf(mask: Uint8Array, rows: number): number {
   return rows === 0 ? 0 : mask.length / rows;
 }
 
-function packShaping(s: LengthShaping | undefined): Float64Array {
-  check.knownKeys(`${FN} lengthShaping`, s, SHAPING_KEYS);
-  const d = TOKEN_ADVANTAGE_DEFAULTS.lengthShaping;
-  const enabled = check.boolean(`${FN} lengthShaping.enabled`, s?.enabled ?? d.enabled);
-  const value = (key: 'endOfList' | 'extraToken' | 'earlyStop') =>
-    check.number(`${FN} lengthShaping.${key}`, s?.[key] ?? d[key], Number.isFinite, 'to be finite');
-  return Float64Array.of(enabled ? 1 : 0, value('endOfList'), value('extraToken'), value('earlyStop'));
+function nativeShaping(s: ValuesOf<typeof LENGTH_SHAPING_OPTIONS>): NativeLengthShaping {
+  return { enabled: s.enabled, endOfList: s.endOfList, extraToken: s.extraToken, earlyStop: s.earlyStop };
 }
 
-function itemScatter(async: boolean, input: TokenAdvantageInput, o: TokenAdvantageOptions, segments: Int32Array) {
+function itemScatter(async: boolean, input: TokenAdvantageInput, o: Resolved, segments: Int32Array) {
   if (input.eosPositions === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} eosPositions [B] with segments but received undefined`);
   const eos = check.int32Array(`${FN} eosPositions`, input.eosPositions);
   const rows = eos.length;
@@ -99,7 +68,7 @@ function itemScatter(async: boolean, input: TokenAdvantageInput, o: TokenAdvanta
   const out = new Float32Array(rows * cols); // [B, T]
   const backend = kernelBinding(FN, o.device, 'scatterItemAdvantages');
   return runNative(async,
-    (a) => backend.scatterItemAdvantages(input.advantages, segments, input.mask, eos, cols, ranks, packShaping(o.lengthShaping), out, a),
+    (a) => backend.scatterItemAdvantages(input.advantages, segments, input.mask, eos, cols, ranks, nativeShaping(o.lengthShaping), out, a),
     (): TokenAdvantageResult => ({ advantages: out, lossMask: input.mask }));
 }
 
@@ -111,12 +80,12 @@ function optionalRowArray<T extends Uint8Array | Int32Array>(name: string, value
   return array;
 }
 
-function broadcast(async: boolean, input: TokenAdvantageInput, o: TokenAdvantageOptions) {
+function broadcast(async: boolean, input: TokenAdvantageInput, o: Resolved) {
   const adv = input.advantages;
   check.finite(`${FN} advantages`, adv);
   const rows = adv.length;
   const cols = columnsOf(input.mask, rows);
-  const truncation = check.oneOf(`${FN} truncation`, o.truncation ?? TOKEN_ADVANTAGE_DEFAULTS.truncation, TRUNCATIONS);
+  const { truncation } = o;
   const truncated = optionalRowArray('truncated', input.truncated, rows, check.uint8Array);
   const prefixEnd = optionalRowArray('prefixEnd', input.prefixEnd, rows, check.int32Array);
   if (truncation !== 'keep' && !truncated) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} truncated [B] with truncation "${truncation}"`);
@@ -125,17 +94,16 @@ function broadcast(async: boolean, input: TokenAdvantageInput, o: TokenAdvantage
   const lossMask = new Uint8Array(rows * cols); // [B, T]
   const backend = kernelBinding(FN, o.device, 'broadcastAdvantages');
   return runNative(async,
-    (a) => backend.broadcastAdvantages(adv, input.mask, truncated, prefixEnd, cols, TRUNCATIONS.indexOf(truncation), out, lossMask, a),
+    (a) => backend.broadcastAdvantages(adv, input.mask, truncated, prefixEnd, cols, { truncation }, out, lossMask, a),
     (): TokenAdvantageResult => ({ advantages: out, lossMask }));
 }
 
 function tokens(async: boolean, input: TokenAdvantageInput, options: TokenAdvantageOptions | undefined) {
-  check.knownKeys(FN, options, KEYS);
+  const o = checkOptions(TOKEN_ADVANTAGE_OPTIONS, kernelNaming(FN), options, TOKEN_ADVANTAGE_DEFAULTS);
   check.knownKeys(`${FN} input`, input, INPUT_KEYS);
   if (input === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} input but received undefined`);
   check.float32Array(`${FN} advantages`, input.advantages);
   check.uint8Array(`${FN} mask`, input.mask);
-  const o = options ?? {};
   if (input.segments === undefined) return broadcast(async, input, o);
   return itemScatter(async, input, o, check.int32Array(`${FN} segments`, input.segments));
 }

@@ -2,15 +2,15 @@
 // Calls on one model run one at a time (a promise chain); each runs off the event loop. A policy keeps the
 // addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon. dispose() is safe
 // mid-call and sync methods refuse a model busy with an async call (docs/policy.md, "Async calls and memory").
-import { modelBinding, type Device, type ResolvedDevice } from '../cuda.js';
+import { modelBinding, type Device, type ModelBinding, type ModelHandle, type ResolvedDevice } from '../binding/index.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
+import { kernelNaming, checkOptions } from '../options/schema.js';
 import * as check from '../validate.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
 import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './batch.js';
 import { generateWith } from './generate.js';
-import type { ModelBinding, ModelHandle } from './native-model.js';
 import {
   policyStep, type Forward, type ForwardHandle, type GenerateOptions, type Generation, type LossFunction, type LossGradient,
   type OptimizerStepOptions, type OptimizerStepResult, type Policy, type ScoreOptions, type ScoreResult, type SequenceBatch,
@@ -18,28 +18,9 @@ import {
 } from './policy.js';
 import type { NamedTensor } from './safetensors.js';
 import type { Tokenizer } from './tokenizer.js';
+import { OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, type OptimizerOptions } from './options.js';
 
-/** AdamW settings and the learning-rate schedule (linear warmup, then cosine decay to minLearningRate). */
-export interface OptimizerOptions {
-  /** @defaultValue 1e-3 */
-  learningRate?: number;
-  /** @defaultValue 0.9 */
-  beta1?: number;
-  /** @defaultValue 0.999 */
-  beta2?: number;
-  /** @defaultValue 1e-8 */
-  eps?: number;
-  /** Decoupled decay of weight matrices and embeddings (not norms or biases). @defaultValue 0.01 */
-  weightDecay?: number;
-  /** Clip the global gradient norm to this; 0 = off. @defaultValue 1 */
-  maxGradNorm?: number;
-  /** @defaultValue 0 */
-  warmupSteps?: number;
-  /** Steps of the cosine decay after warmup; 0 = constant rate. @defaultValue 0 */
-  decaySteps?: number;
-  /** @defaultValue 0 */
-  minLearningRate?: number;
-}
+export { OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, type OptimizerOptions } from './options.js';
 
 export interface BuiltinOptions {
   /** Initialisation seed (ignored when loading). @defaultValue 0 */
@@ -70,11 +51,6 @@ interface ModelSite {
   device: ResolvedDevice;
   bf16: boolean;
 }
-
-export const OPTIMIZER_DEFAULTS = Object.freeze({
-  learningRate: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, warmupSteps: 0, decaySteps: 0,
-  minLearningRate: 0,
-});
 
 const BUILTIN_KEYS = ['seed', 'tokenizer', 'optimizer', 'bf16Matmuls', 'device'] as const;
 
@@ -110,7 +86,7 @@ export class BuiltinPolicy implements Policy {
     this.handle = handle;
     this.site = site;
     this.tokenizer = tokenizer;
-    this.optimizer = { ...OPTIMIZER_DEFAULTS, ...optimizer };
+    this.optimizer = checkOptions(OPTIMIZER_OPTIONS, kernelNaming('BuiltinPolicy optimizer'), optimizer, OPTIMIZER_DEFAULTS);
     this.frozen = frozen;
   }
 
@@ -312,7 +288,8 @@ export class BuiltinPolicy implements Policy {
     check.knownKeys('optimizerStep options', options, ['learningRate']);
     const learningRate = options.learningRate ?? scheduledLearningRate(this.optimizer, this.steps + 1);
     const o = this.optimizer, norm = new Float32Array(1);
-    await callAsync((a) => this.addon.modelAdamw(this.live(), learningRate, o.beta1, o.beta2, o.eps, o.weightDecay, o.maxGradNorm, norm, a), () => undefined);
+    const adamw = { lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm };
+    await callAsync((a) => this.addon.modelAdamw(this.live(), adamw, norm, a), () => undefined);
     return { gradNorm: norm[0], learningRate, step: ++this.steps };
   }
 
@@ -327,7 +304,7 @@ export class BuiltinPolicy implements Policy {
     const temperature = check.number('score temperature', options.temperature ?? 1, (t) => t > 0 && Number.isFinite(t), 'to be finite and > 0');
     const packed = packBatch(batch, this.config.vocabSize, this.config.maxPositions);
     const T = packed.tokens.length, logp = new Float32Array(T), entropy = new Float32Array(T);
-    await callAsync((a) => this.addon.modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, temperature, IGNORE_INDEX, train, logp, entropy, a), () => undefined);
+    await callAsync((a) => this.addon.modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, { temperature, ignoreIndex: IGNORE_INDEX }, train, logp, entropy, a), () => undefined);
     options.onProgress?.(1);
     return { scores: { logp: unpack(logp, packed), entropy: unpack(entropy, packed) }, packed };
   }

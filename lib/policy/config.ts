@@ -1,4 +1,5 @@
 // Model configuration: read from and written to a Hugging Face config.json (Llama / Qwen2 family).
+import type { NativeModelConfig } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 
 /** Shape of a Llama/Qwen-family decoder. */
@@ -135,8 +136,11 @@ export function checkConfig(c: ModelConfig): ModelConfig {
   return c;
 }
 
-/** The config as the addon's Float64Array[13] (grpo_model_config field order). */
-export function configToNative(c: ModelConfig): Float64Array {
-  return Float64Array.of(c.vocabSize, c.hiddenSize, c.intermediateSize, c.numLayers, c.numHeads, c.numKvHeads, c.headDim,
-    c.maxPositions, c.rmsNormEps, c.ropeTheta, c.tieEmbeddings ? 1 : 0, c.attentionBias ? 1 : 0, c.qkNorm ? 1 : 0);
+/** The config as native/addon/model_addon.cc reads it into grpo_model_config (by field name). */
+export function configToNative(c: ModelConfig): NativeModelConfig {
+  return {
+    vocabSize: c.vocabSize, hiddenSize: c.hiddenSize, intermediateSize: c.intermediateSize, numLayers: c.numLayers, numHeads: c.numHeads,
+    numKvHeads: c.numKvHeads, headDim: c.headDim, maxPositions: c.maxPositions, rmsNormEps: c.rmsNormEps, ropeTheta: c.ropeTheta,
+    tieEmbeddings: c.tieEmbeddings, attentionBias: c.attentionBias, qkNorm: c.qkNorm ?? false,
+  };
 }

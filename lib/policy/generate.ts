@@ -2,16 +2,19 @@
 // decoding and stop strings (cut after the first match; native stopping covers stop tokens).
 import { GrpoError } from '../errors.js';
 import { callAsync } from '../kernels/native-call.js';
-import { nativeSamplingParams, SAMPLING_KEYS } from '../kernels/sampling-params.js';
+import { nativeSamplingParams } from '../kernels/sampling-params.js';
 import * as check from '../validate.js';
+import { checkOptions } from '../options/schema.js';
 import type { ModelConfig } from './config.js';
-import type { ModelBinding, ModelHandle } from './native-model.js';
-import type { GenerateOptions, Generation } from './policy.js';
+import type { ModelBinding, ModelHandle } from '../binding/index.js';
+import { GENERATE_DEFAULTS, GENERATE_OPTIONS, type GenerateOptions } from './options.js';
+import type { Generation } from './policy.js';
 import type { Tokenizer } from './tokenizer.js';
 
-export const GENERATE_DEFAULTS = Object.freeze({ maxNewTokens: 64 });
-const OWN_KEYS = ['maxNewTokens', 'stopTokens', 'stopStrings'] as const;
-const SAMPLER_KEYS = SAMPLING_KEYS.filter((k) => k !== 'history' && k !== 'step');
+export { GENERATE_DEFAULTS } from './options.js';
+
+/** The sampler's options of generate are given, not defaulted: the sampler fills its own defaults. */
+const NO_DEFAULTS = {};
 
 function promptIds(prompt: ArrayLike<number> | string, i: number, config: ModelConfig, tokenizer: Tokenizer | undefined): ArrayLike<number> {
   if (typeof prompt === 'string') {
@@ -31,13 +34,13 @@ function promptIds(prompt: ArrayLike<number> | string, i: number, config: ModelC
 }
 
 function resolve(options: GenerateOptions, rows: number, config: ModelConfig, tokenizer: Tokenizer | undefined) {
-  check.knownKeys('generate options', options, [...OWN_KEYS, ...SAMPLER_KEYS]);
-  const { maxNewTokens, stopTokens, stopStrings, ...sampler } = options;
+  const { maxNewTokens, stopTokens, stopStrings, ...sampler } = checkOptions(GENERATE_OPTIONS,
+    { field: (path) => `generate ${path}`, object: () => 'generate options' }, options, NO_DEFAULTS);
   const stops = Int32Array.from(stopTokens ?? (tokenizer?.eosTokenId === undefined ? [] : [tokenizer.eosTokenId]));
   stops.forEach((id, i) => check.integer(`generate stopTokens[${i}]`, id, 0, config.vocabSize - 1));
   if ((stopStrings ?? []).length > 0 && !tokenizer) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'generate stopStrings needs a policy with a tokenizer');
   return {
-    maxNewTokens: check.integer('generate maxNewTokens', maxNewTokens ?? GENERATE_DEFAULTS.maxNewTokens, 0, 1 << 24),
+    maxNewTokens: maxNewTokens ?? GENERATE_DEFAULTS.maxNewTokens,
     stopTokens: stops,
     stopStrings: stopStrings ?? [],
     sampling: nativeSamplingParams('generate', sampler, rows, config.vocabSize),
@@ -66,16 +69,14 @@ export async function generateWith(
   if (!Array.isArray(prompts) || prompts.length === 0) throw new GrpoError('GRPO_SHAPE_MISMATCH', 'Expected a non-empty array of prompts');
   const ids = prompts.map((p, i) => promptIds(p, i, config, tokenizer));
   const o = resolve(options, ids.length, config, tokenizer);
-  const s = o.sampling;
   const offsets = new Float64Array(ids.length + 1);
   ids.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
   const packed = new Int32Array(offsets[ids.length]);
   ids.forEach((p, i) => packed.set(Array.from(p), offsets[i]));
   const n = ids.length, N = o.maxNewTokens;
   const tokens = new Int32Array(n * N), logp = new Float32Array(n * N), lengths = new Float64Array(n), truncated = new Uint8Array(n);
-  await callAsync((a) => addon.modelGenerate(handle, packed, offsets, N, o.stopTokens, tokens, logp, lengths, truncated,
-    s.temperature, s.topK, s.topP, s.minP, s.repetitionPenalty, s.presencePenalty, s.frequencyPenalty, s.allow, s.seedLo, s.seedHi, a),
-  () => undefined);
+  const native = { maxNewTokens: N, stopTokens: o.stopTokens, sampling: o.sampling };
+  await callAsync((a) => addon.modelGenerate(handle, packed, offsets, native, tokens, logp, lengths, truncated, a), () => undefined);
   return ids.map((_, i) => {
     const g: Generation = {
       tokens: tokens.slice(i * N, i * N + lengths[i]),

@@ -1,10 +1,10 @@
 // The Policy interface: what a trainer needs from a language model. The built-in model
 // (builtin.ts) implements it; a remote inference server can implement it the same way. A training update
 // is three calls in sequence (forward → the trainer's loss → backward → optimizerStep); policyStep chains them.
-import type { ResolvedDevice } from '../cuda.js';
-import type { SamplingOptions } from '../kernels/sampling-params.js';
+import type { ResolvedDevice } from '../binding/index.js';
 import * as check from '../validate.js';
 import type { ModelConfig } from './config.js';
+import type { GenerateOptions } from './options.js';
 import type { Tokenizer } from './tokenizer.js';
 
 /** Prompts and completions as token ids; completion i follows prompt i. */
@@ -76,17 +76,10 @@ export interface StepResult extends OptimizerStepResult {
 
 /**
  * Options of {@link Policy.generate}: the sampler's options (temperature, topK, topP, minP, penalties,
- * allow/deny masks per row, seed; see docs/sampling.md) plus the stopping rules. Penalties see each
- * row's prompt and completion so far; the sampler's step is the decoding step.
+ * allow/deny masks per row, seed; see docs/sampling.md) plus the stopping rules (GENERATE_STOP_OPTIONS). Penalties
+ * see each row's prompt and completion so far; the sampler's step is the decoding step.
  */
-export interface GenerateOptions extends Omit<SamplingOptions, 'history' | 'step'> {
-  /** @defaultValue 64 */
-  maxNewTokens?: number;
-  /** A completion ends after any of these tokens (kept in the output). @defaultValue the tokenizer's EOS, if any */
-  stopTokens?: readonly number[];
-  /** A completion ends at the first of these strings (cut after it); needs a tokenizer. @defaultValue none */
-  stopStrings?: readonly string[];
-}
+export type { GenerateOptions };
 
 export interface Generation {
   tokens: Int32Array;

@@ -1,7 +1,7 @@
 // Plain sort-based reference of the sampler in float64: sort each row, walk it, renormalise.
 // Penalties are applied in float32 (Math.fround) exactly as the kernel does, so that ties agree.
 import { nativeSamplingParams, type SamplingOptions } from '../kernels/sampling-params.js';
-import type { NativeSamplingParams } from '../native-types.js';
+import type { NativeSamplingParams } from '../binding/index.js';
 
 export interface SamplingReference {
   /** probs [B, V]: the processed distribution (NaN rows: no allowed finite logit) */

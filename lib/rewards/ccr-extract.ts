@@ -2,6 +2,7 @@
  * Recovers the answers of a CCR completion by their labels: `Answer k: \boxed{…}` counts for
  * problem k only, wherever it appears, so a skipped answer never shifts the grading of later ones.
  */
+import * as opt from '../options/schema.js';
 import { boxedAt, findBoxed } from '../text/boxed.js';
 
 /** How problem k's answer was found. */
@@ -42,16 +43,14 @@ export interface CcrExtractedAnswer {
   readonly inOrder: boolean;
 }
 
+export const CCR_EXTRACT_OPTIONS = {
+  allowUnlabelled: opt.boolean(false, 'When the completion carries no `Answer k:` label at all, take its `\\boxed{…}` answers in order as '
+    + 'answers 1, 2, … (repeated identical boxes count once; more boxes than problems make every answer ambiguous). Positional, '
+    + 'hence off: one skipped answer shifts all later ones.'),
+};
+
 /** Options of {@link extractAnswers}. */
-export interface CcrExtractOptions {
-  /**
-   * When the completion carries no `Answer k:` label at all, take its `\boxed{…}` answers in order
-   * as answers 1, 2, … (repeated identical boxes count once; more boxes than problems make every
-   * answer ambiguous). Positional, hence off: one skipped answer shifts all later ones.
-   * @defaultValue false
-   */
-  readonly allowUnlabelled?: boolean;
-}
+export type CcrExtractOptions = Readonly<opt.OptionsOf<typeof CCR_EXTRACT_OPTIONS>>;
 
 /** One occurrence of `Answer k:` in the text. */
 interface LabelHit {

@@ -3,21 +3,14 @@
  * completion for such a prompt.
  */
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
 
 /** A problem to pack: its question text, or an object with a `question`. */
 export type PackableProblem = string | { readonly question: string };
 
 /** Builds the prompt from the questions (in order); must ask for `Answer k: \boxed{…}` lines. */
 export type CcrTemplate = (questions: readonly string[]) => string;
-
-/** Options of {@link packProblems}. */
-export interface CcrPackOptions {
-  /** Problems per prompt; must equal the number passed. 1 is the plain GRPO baseline. @defaultValue 3 */
-  readonly n?: number;
-  /** Prompt builder. @defaultValue {@link defaultCcrTemplate} */
-  readonly template?: CcrTemplate;
-}
 
 /** The default prompt: "Problem 1" … "Problem N" and the `Answer k: \boxed{…}` instruction. */
 export const defaultCcrTemplate: CcrTemplate = (questions) => {
@@ -30,8 +23,16 @@ export const defaultCcrTemplate: CcrTemplate = (questions) => {
   return [head, ...questions.map((q, i) => `Problem ${i + 1}: ${q.trim()}`)].join('\n\n');
 };
 
+export const CCR_PACK_OPTIONS = {
+  n: opt.integer(3, 'Problems per prompt; must equal the number passed. 1 is the plain GRPO baseline.', 1, 100),
+  template: opt.callback<CcrTemplate>(defaultCcrTemplate, '(questions) => string', 'Prompt builder; must ask for `Answer k: \\boxed{…}` lines.', '`defaultCcrTemplate`'),
+};
+
+/** Options of {@link packProblems}. */
+export type CcrPackOptions = Readonly<opt.OptionsOf<typeof CCR_PACK_OPTIONS>>;
+
 /** Defaults of {@link CcrPackOptions}. */
-export const CCR_PACK_DEFAULTS = Object.freeze({ n: 3, template: defaultCcrTemplate });
+export const CCR_PACK_DEFAULTS = opt.defaultsOf(CCR_PACK_OPTIONS);
 
 function questionOf(problem: unknown, i: number): string {
   const q = typeof problem === 'string' ? problem : (problem as { question?: unknown } | null)?.question;
@@ -46,15 +47,10 @@ function questionOf(problem: unknown, i: number): string {
  * @example packProblems(['1+1?', '2+3?', '4*5?']) // "Solve each of the following 3 problems. …"
  */
 export function packProblems(problems: readonly PackableProblem[], options?: CcrPackOptions): string {
-  knownKeys('packProblems options', options, Object.keys(CCR_PACK_DEFAULTS));
-  const { n, template } = { ...CCR_PACK_DEFAULTS, ...options };
-  integer('n', n, 1, 100);
+  const { n, template } = checkOptions(CCR_PACK_OPTIONS, opt.plainNaming('packProblems options'), options, CCR_PACK_DEFAULTS);
   if (!Array.isArray(problems) || problems.length !== n) {
     const received = Array.isArray(problems) ? problems.length : typeof problems;
     throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected problems of length n = ${n} but received ${received}`);
-  }
-  if (typeof template !== 'function') {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', 'Expected template to be a function (questions) => string');
   }
   return template(problems.map(questionOf));
 }

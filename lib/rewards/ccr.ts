@@ -4,8 +4,10 @@
  * answer scores 0 and never raises the average). See docs/ccr.md for the format term.
  */
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys, number as numberArg, boolean as booleanArg } from '../validate.js';
-import { type CcrExtractedAnswer, type CcrExtractOptions, extractAnswers } from './ccr-extract.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
+import { integer } from '../validate.js';
+import { CCR_EXTRACT_OPTIONS, type CcrExtractedAnswer, type CcrExtractOptions, extractAnswers } from './ccr-extract.js';
 import { type Verdict, type VerifyOptions, resolveVerifyOptions, verifyResolved } from './verify/index.js';
 
 export {
@@ -25,23 +27,18 @@ export {
   type PackableProblem,
 } from './ccr-pack.js';
 
+export const CCR_REWARD_OPTIONS = {
+  wAcc: opt.number(2, 'Weight of the accuracy term.', opt.FINITE),
+  wFmt: opt.number(1, 'Weight of the format term.', opt.FINITE),
+  ...CCR_EXTRACT_OPTIONS,
+  verify: opt.opaque<VerifyOptions>('VerifyOptions', 'Options of the math verifier (checked by resolveVerifyOptions).', '`{}` (VERIFY_DEFAULTS)'),
+};
+
 /** Options of {@link ccrReward}. */
-export interface CcrRewardOptions extends CcrExtractOptions {
-  /** Weight of the accuracy term. @defaultValue 2 */
-  readonly wAcc?: number;
-  /** Weight of the format term. @defaultValue 1 */
-  readonly wFmt?: number;
-  /** Options of the math verifier. @defaultValue {} (VERIFY_DEFAULTS) */
-  readonly verify?: VerifyOptions;
-}
+export type CcrRewardOptions = Readonly<opt.OptionsOf<typeof CCR_REWARD_OPTIONS>>;
 
 /** Defaults of {@link CcrRewardOptions}. */
-export const CCR_DEFAULTS = Object.freeze({
-  wAcc: 2,
-  wFmt: 1,
-  allowUnlabelled: false,
-  verify: Object.freeze({}) as VerifyOptions,
-});
+export const CCR_DEFAULTS = opt.defaultsOf(CCR_REWARD_OPTIONS);
 
 /** The reward of one completion. */
 export interface CcrReward {
@@ -69,15 +66,8 @@ interface ResolvedCcr {
 }
 
 function resolveCcrOptions(options?: CcrRewardOptions): ResolvedCcr {
-  knownKeys('ccrReward options', options, Object.keys(CCR_DEFAULTS));
-  const o = { ...CCR_DEFAULTS, ...options };
-  const finite = (v: number) => Number.isFinite(v);
-  return {
-    wAcc: numberArg('wAcc', o.wAcc, finite, 'finite'),
-    wFmt: numberArg('wFmt', o.wFmt, finite, 'finite'),
-    extract: { allowUnlabelled: booleanArg('allowUnlabelled', o.allowUnlabelled) },
-    verify: resolveVerifyOptions(o.verify),
-  };
+  const o = checkOptions(CCR_REWARD_OPTIONS, opt.plainNaming('ccrReward options'), options, CCR_DEFAULTS);
+  return { wAcc: o.wAcc, wFmt: o.wFmt, extract: { allowUnlabelled: o.allowUnlabelled }, verify: resolveVerifyOptions(o.verify) };
 }
 
 const describeArray = (value: unknown) => (Array.isArray(value) ? `Array(${value.length})` : typeof value);

@@ -1,10 +1,11 @@
-import { integer, knownKeys, oneOf } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
 import { nonEmptyLines } from '../text/lines.js';
 import { normalizeTitle } from '../text/normalize.js';
 import type { QaAnswer } from '../text/records.js';
 import { cleanTitle } from '../text/title.js';
 import { listMarkerLength } from './items.js';
-import { RANK_SHAPES, shapeRewards, type RankShape } from './shapes.js';
+import { RANK_SHAPES, shapeRewards } from './shapes.js';
 
 /** A question answered by many respondents (ProtoQA style). */
 export interface QaRecordLike {
@@ -18,17 +19,16 @@ export interface QaRecordLike {
  */
 export type QaTarget = 'count' | 'union';
 
-/** Options of {@link qaRewards}. */
-export interface QaRewardOptions {
-  /** Number of ranks K scored. @defaultValue 10 */
-  k?: number;
-  /** See {@link QaTarget}. @defaultValue "count" */
-  target?: QaTarget;
-  /** Hits → rewards, as for recommendations. @defaultValue "hit" */
-  shape?: RankShape;
-}
+export const QA_REWARD_OPTIONS = {
+  k: opt.integer(10, 'Number of ranks K scored.', 1, 10_000),
+  target: opt.choice(['count', 'union'] as const, 'count', 'Answer worth (see QaTarget): `"count"` the fraction of respondents who gave it, `"union"` 1 for every cluster.'),
+  shape: opt.choice(RANK_SHAPES, 'hit', 'Hits → rewards, as for recommendations.'),
+};
 
-export const QA_REWARD_DEFAULTS: Readonly<Required<QaRewardOptions>> = Object.freeze({ k: 10, target: 'count', shape: 'hit' });
+/** Options of {@link qaRewards}. */
+export type QaRewardOptions = opt.OptionsOf<typeof QA_REWARD_OPTIONS>;
+
+export const QA_REWARD_DEFAULTS = opt.defaultsOf(QA_REWARD_OPTIONS);
 
 /** One answer line of a completion and the cluster it matched (−1: none; `duplicate`: cluster already used). */
 export interface QaParsedAnswer {
@@ -77,11 +77,7 @@ export function parseAnswers(text: string, index: Map<string, number>): QaParsed
  * leading article dropped); each cluster counts once, at its first mention.
  */
 export function qaRewards(text: string, record: QaRecordLike, options: QaRewardOptions = {}): QaRewardResult {
-  knownKeys('QA reward options', options, Object.keys(QA_REWARD_DEFAULTS));
-  const o = { ...QA_REWARD_DEFAULTS, ...options };
-  integer('k', o.k, 1, 10_000);
-  oneOf('target', o.target, ['count', 'union'] as const);
-  oneOf('shape', o.shape, RANK_SHAPES);
+  const o = checkOptions(QA_REWARD_OPTIONS, opt.plainNaming('QA reward options'), options, QA_REWARD_DEFAULTS);
   const total = record.answers.reduce((sum, a) => sum + a.count, 0);
   const answers = parseAnswers(text, answerIndex(record));
   // hits [K]

@@ -1,7 +1,9 @@
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys, length, oneOf } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { checkOptions } from '../options/schema.js';
+import { integer, length } from '../validate.js';
 import { Catalog, type TitleYear } from '../text/catalog.js';
-import { TITLE_NORMALIZATIONS, type TitleNormalization } from '../text/normalize.js';
+import { TITLE_NORMALIZATIONS } from '../text/normalize.js';
 import type { SeenEntry } from '../text/records.js';
 import { parseItems } from './items.js';
 import { lengthReward } from './length.js';
@@ -17,7 +19,7 @@ import {
   type MatchRules,
 } from './match.js';
 import type { ParsedItem } from './parsed-item.js';
-import { RANK_SHAPES, shapeRewards, type RankShape } from './shapes.js';
+import { RANK_SHAPES, shapeRewards } from './shapes.js';
 
 /**
  * Whose items are the ground truth.
@@ -36,56 +38,38 @@ export interface RewardRequest {
   respondents: ReadonlyArray<{ items: readonly TitleYear[] }>;
 }
 
+/** A Catalog instance (the notInCatalog check) or none. */
+const catalogOption: opt.Field<Catalog | undefined> = {
+  type: 'Catalog', doc: 'Catalog for the `notInCatalog` check; without one the check is off.', default: undefined, defaultDoc: 'none',
+  read: (v, path, n) => {
+    if (!(v instanceof Catalog)) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected a Catalog for ${n.field(path)} but received ${typeof v}`);
+    return v;
+  },
+};
+
+export const RANK_REWARD_OPTIONS = {
+  k: opt.integer(20, 'Number of ranks K scored (upstream `rec_num`; items beyond K earn nothing).', 1, 10_000),
+  target: opt.choice(RANK_TARGETS, 'union', 'Whose items are the ground truth: `"respondent"` (one respondent\'s, Rank-GRPO rows), '
+    + '`"union"` (ReMaRk: every respondent\'s, deduplicated after normalisation) or `"mean"` (the average over respondents of each one\'s hit indicator).'),
+  respondent: opt.integer(0, 'Index of the respondent whose items are the ground truth when `target` is "respondent".', 0),
+  shape: opt.choice(RANK_SHAPES, 'hit', 'Hits → rewards: `"hit"` (upstream `exp_inf`): R_k = h_k; `"dcgTail"` (upstream `log_decay`): R_k = Σ_{j≥k} h_j·d_j, d_1 = 1, d_j = 1/log2(j+1) (TV9).'),
+  mode: opt.choice(['default', 'rankGrpo'] as const, 'default', '`"rankGrpo"` reproduces upstream parsing and matching exactly (raw seen/catalog checks, no duplicate check).'),
+  normalization: opt.choice(TITLE_NORMALIZATIONS, 'default', 'Title normalisation of the default mode.'),
+  yearTolerance: opt.integer(2, 'Largest |year difference| that still matches.', 0, 100),
+  catalog: catalogOption,
+};
+
 /** Options of the rank rewards. */
-export interface RankRewardOptions {
-  /** Number of ranks K scored (items beyond K earn nothing). @defaultValue 20 */
-  k?: number;
-  /** Whose items are the ground truth, see {@link RankTarget}. @defaultValue "union" */
-  target?: RankTarget;
-  /** Index of the respondent whose items are the ground truth when `target` is "respondent". @defaultValue 0 */
-  respondent?: number;
-  /** Hits → rewards, see {@link RankShape}. @defaultValue "hit" */
-  shape?: RankShape;
-  /** `"rankGrpo"` reproduces upstream parsing and matching exactly (raw seen/catalog checks, no duplicate check). @defaultValue "default" */
-  mode?: 'default' | 'rankGrpo';
-  /** Title normalisation of the default mode. @defaultValue "default" */
-  normalization?: TitleNormalization;
-  /** Largest |year difference| that still matches. @defaultValue 2 */
-  yearTolerance?: number;
-  /** Catalog for the `notInCatalog` check; without one the check is off. @defaultValue undefined */
-  catalog?: Catalog;
-}
+export type RankRewardOptions = opt.OptionsOf<typeof RANK_REWARD_OPTIONS>;
 
 /** Options with every default filled in. */
-export type ResolvedRankOptions = Required<Omit<RankRewardOptions, 'catalog'>> & Pick<RankRewardOptions, 'catalog'>;
+export type ResolvedRankOptions = opt.ValuesOf<typeof RANK_REWARD_OPTIONS>;
 
-export const RANK_REWARD_DEFAULTS: Readonly<ResolvedRankOptions> = Object.freeze({
-  k: 20,
-  target: 'union',
-  respondent: 0,
-  shape: 'hit',
-  mode: 'default',
-  normalization: 'default',
-  yearTolerance: 2,
-  catalog: undefined,
-});
-
+export const RANK_REWARD_DEFAULTS: Readonly<ResolvedRankOptions> = opt.defaultsOf(RANK_REWARD_OPTIONS);
 
 /** Validates options and fills defaults. */
 export function resolveRankOptions(options: RankRewardOptions = {}): ResolvedRankOptions {
-  knownKeys('rank reward options', options, Object.keys(RANK_REWARD_DEFAULTS));
-  const o = { ...RANK_REWARD_DEFAULTS, ...options };
-  integer('k', o.k, 1, 10_000);
-  oneOf('target', o.target, RANK_TARGETS);
-  integer('respondent', o.respondent, 0);
-  oneOf('shape', o.shape, RANK_SHAPES);
-  oneOf('mode', o.mode, ['default', 'rankGrpo'] as const);
-  oneOf('normalization', o.normalization, TITLE_NORMALIZATIONS);
-  integer('yearTolerance', o.yearTolerance, 0, 100);
-  if (o.catalog !== undefined && !(o.catalog instanceof Catalog)) {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected a Catalog for catalog but received ${typeof o.catalog}`);
-  }
-  return o;
+  return checkOptions(RANK_REWARD_OPTIONS, opt.plainNaming('rank reward options'), options, RANK_REWARD_DEFAULTS);
 }
 
 /** Rewards of one completion. */

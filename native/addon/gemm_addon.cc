@@ -20,24 +20,41 @@ void expect_holds(Napi::Env env, const View<float>& view, int64_t rows, int64_t 
 using SgemmFn = grpo_status (*)(int, int, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
                                 float, float*, int64_t);
 
-// (transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, async)
+// The layout of C = alpha·op(A)·op(B) + beta·C: { transA, transB, m, n, k, alpha, beta, lda, ldb, ldc }.
+struct Layout {
+  bool ta, tb;
+  int64_t M, N, K, lda, ldb, ldc;
+  float alpha, beta;
+};
+
+void read_layout(Fields& f, Layout& l) {
+  l.ta = f.boolean("transA");
+  l.tb = f.boolean("transB");
+  l.M = f.integer("m");
+  l.N = f.integer("n");
+  l.K = f.integer("k");
+  l.alpha = f.f32("alpha");
+  l.beta = f.f32("beta");
+  l.lda = f.integer("lda");
+  l.ldb = f.integer("ldb");
+  l.ldc = f.integer("ldc");
+}
+
+// (A, B, C, layout, async)
 Napi::Value gemm_with(const Napi::CallbackInfo& info, SgemmFn sgemm) {
   Napi::Env env = info.Env();
-  const bool ta = bool_arg(info, 0, "transA"), tb = bool_arg(info, 1, "transB");
-  const int64_t M = int_arg(info, 2, "M"), N = int_arg(info, 3, "N"), K = int_arg(info, 4, "K");
-  const float alpha = static_cast<float>(number_arg(info, 5, "alpha")), beta = static_cast<float>(number_arg(info, 10, "beta"));
-  auto A = view_arg<float>(info, 6, "A");
-  auto B = view_arg<float>(info, 8, "B");
-  auto C = view_arg<float>(info, 11, "C");
-  const int64_t lda = int_arg(info, 7, "lda"), ldb = int_arg(info, 9, "ldb"), ldc = int_arg(info, 12, "ldc");
-  expect_holds(env, A, ta ? K : M, ta ? M : K, lda, "A");
-  expect_holds(env, B, tb ? N : K, tb ? K : N, ldb, "B");
-  expect_holds(env, C, M, N, ldc, "C");
-  CallMemory memory(bool_arg(info, 13, "async"));
+  auto A = view_arg<float>(info, 0, "A");
+  auto B = view_arg<float>(info, 1, "B");
+  auto C = view_arg<float>(info, 2, "C");
+  const Layout l = read_struct<Layout>(info[3], "layout", read_layout);
+  expect_holds(env, A, l.ta ? l.K : l.M, l.ta ? l.M : l.K, l.lda, "A");
+  expect_holds(env, B, l.tb ? l.N : l.K, l.tb ? l.K : l.N, l.ldb, "B");
+  expect_holds(env, C, l.M, l.N, l.ldc, "C");
+  CallMemory memory(bool_arg(info, 4, "async"));
   memory.inputs(A, B);
   memory.output(C, "C");
   return dispatch(info, std::move(memory),
-                  [=] { return sgemm(ta, tb, M, N, K, alpha, A.data, lda, B.data, ldb, beta, C.data, ldc); });
+                  [=] { return sgemm(l.ta, l.tb, l.M, l.N, l.K, l.alpha, A.data, l.lda, B.data, l.ldb, l.beta, C.data, l.ldc); });
 }
 
 Napi::Value gemm(const Napi::CallbackInfo& info) { return gemm_with(info, &grpo_sgemm); }

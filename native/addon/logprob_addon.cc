@@ -14,14 +14,21 @@ struct PlainArgs {
   grpo_logprob_options options;
 };
 
-// (logits, targets, vocab, temperature, ignoreIndex, ...)
+// { temperature, ignoreIndex, chunkRows, chunkVocab }
+void read_linear(Fields& f, grpo_linear_logprob_options& o) {
+  read_scoring(f, o);
+  o.chunk_rows = f.integer("chunkRows");
+  o.chunk_vocab = f.integer("chunkVocab");
+}
+
+// (logits, targets, vocab, options, ...)
 PlainArgs plain_args(const Napi::CallbackInfo& info) {
   PlainArgs a;
   a.logits = view_arg<float>(info, 0, "logits");
   a.targets = view_arg<int32_t>(info, 1, "targets");
   a.vocab = int_arg(info, 2, "vocab");
   a.rows = a.targets.length;
-  a.options = {static_cast<float>(number_arg(info, 3, "temperature")), static_cast<int32_t>(int_arg(info, 4, "ignoreIndex"))};
+  a.options = read_struct<grpo_logprob_options>(info[3], "options", read_scoring<grpo_logprob_options>);
   expect_length(info.Env(), a.logits, a.rows * a.vocab, "logits");
   return a;
 }
@@ -30,11 +37,11 @@ PlainArgs plain_args(const Napi::CallbackInfo& info) {
 Napi::Value logprob_forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   PlainArgs a = plain_args(info);
-  auto logp = view_arg<float>(info, 5, "logp");
-  auto entropy = view_arg<float>(info, 6, "entropy", true);
+  auto logp = view_arg<float>(info, 4, "logp");
+  auto entropy = view_arg<float>(info, 5, "entropy", true);
   expect_length(env, logp, a.rows, "logp");
   if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
-  CallMemory memory(bool_arg(info, 7, "async"));
+  CallMemory memory(bool_arg(info, 6, "async"));
   memory.inputs(a.logits, a.targets);
   memory.output(logp, "logp");
   memory.output(entropy, "entropy");
@@ -46,13 +53,13 @@ Napi::Value logprob_forward(const Napi::CallbackInfo& info) {
 Napi::Value logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   PlainArgs a = plain_args(info);
-  auto grad_logp = view_arg<float>(info, 5, "gradLogp");
-  auto grad_entropy = view_arg<float>(info, 6, "gradEntropy", true);
-  auto grad_logits = view_arg<float>(info, 7, "gradLogits");
+  auto grad_logp = view_arg<float>(info, 4, "gradLogp");
+  auto grad_entropy = view_arg<float>(info, 5, "gradEntropy", true);
+  auto grad_logits = view_arg<float>(info, 6, "gradLogits");
   expect_length(env, grad_logp, a.rows, "gradLogp");
   if (grad_entropy.data) expect_length(env, grad_entropy, a.rows, "gradEntropy");
   expect_length(env, grad_logits, a.rows * a.vocab, "gradLogits");
-  CallMemory memory(bool_arg(info, 8, "async"));
+  CallMemory memory(bool_arg(info, 7, "async"));
   memory.inputs(a.logits, a.targets, grad_logp, grad_entropy);
   memory.output(grad_logits, "gradLogits");
   return dispatch(info, std::move(memory),
@@ -86,7 +93,7 @@ struct LinearAbi<uint16_t> {
   static constexpr auto backward = &grpo_linear_logprob_backward_bf16;
 };
 
-// (hidden, weight, bias|null, targets, hiddenSize, temperature, ignoreIndex, chunkRows, chunkVocab, ...)
+// (hidden, weight, bias|null, targets, hiddenSize, options, ...)
 template <typename T>
 LinearArgs<T> linear_args(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -96,8 +103,7 @@ LinearArgs<T> linear_args(const Napi::CallbackInfo& info) {
   a.bias = view_arg<float>(info, 2, "bias", true);
   a.targets = view_arg<int32_t>(info, 3, "targets");
   a.hidden_size = int_arg(info, 4, "hiddenSize");
-  a.options = {static_cast<float>(number_arg(info, 5, "temperature")), static_cast<int32_t>(int_arg(info, 6, "ignoreIndex")),
-               int_arg(info, 7, "chunkRows"), int_arg(info, 8, "chunkVocab")};
+  a.options = read_struct<grpo_linear_logprob_options>(info[5], "options", read_linear);
   a.rows = a.targets.length;
   if (a.hidden_size < 1 || a.weight.length % a.hidden_size != 0)
     throw_status(env, GRPO_ERR_SHAPE, "weight length is not a multiple of hiddenSize");
@@ -112,13 +118,13 @@ template <typename T>
 Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LinearArgs<T> a = linear_args<T>(info);
-  auto logp = view_arg<float>(info, 9, "logp");
-  auto entropy = view_arg<float>(info, 10, "entropy", true);
-  auto lse = view_arg<float>(info, 11, "lse", true);
+  auto logp = view_arg<float>(info, 6, "logp");
+  auto entropy = view_arg<float>(info, 7, "entropy", true);
+  auto lse = view_arg<float>(info, 8, "lse", true);
   expect_length(env, logp, a.rows, "logp");
   if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
   if (lse.data) expect_length(env, lse, a.rows, "lse");
-  CallMemory memory(bool_arg(info, 12, "async"));
+  CallMemory memory(bool_arg(info, 9, "async"));
   memory.inputs(a.hidden, a.weight, a.bias, a.targets);
   memory.output(logp, "logp");
   memory.output(entropy, "entropy");
@@ -135,18 +141,18 @@ template <typename T>
 Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   LinearArgs<T> a = linear_args<T>(info);
-  auto grad_logp = view_arg<float>(info, 9, "gradLogp");
-  auto grad_entropy = view_arg<float>(info, 10, "gradEntropy", true);
-  auto grad_hidden = view_arg<float>(info, 11, "gradHidden");
-  auto grad_weight = view_arg<float>(info, 12, "gradWeight");
-  auto grad_bias = view_arg<float>(info, 13, "gradBias", true);
-  const bool accumulate = bool_arg(info, 14, "accumulate");
+  auto grad_logp = view_arg<float>(info, 6, "gradLogp");
+  auto grad_entropy = view_arg<float>(info, 7, "gradEntropy", true);
+  auto grad_hidden = view_arg<float>(info, 8, "gradHidden");
+  auto grad_weight = view_arg<float>(info, 9, "gradWeight");
+  auto grad_bias = view_arg<float>(info, 10, "gradBias", true);
+  const bool accumulate = bool_arg(info, 11, "accumulate");
   expect_length(env, grad_logp, a.rows, "gradLogp");
   if (grad_entropy.data) expect_length(env, grad_entropy, a.rows, "gradEntropy");
   expect_length(env, grad_hidden, a.rows * a.hidden_size, "gradHidden");
   expect_length(env, grad_weight, a.vocab * a.hidden_size, "gradWeight");
   if (grad_bias.data) expect_length(env, grad_bias, a.vocab, "gradBias");
-  CallMemory memory(bool_arg(info, 15, "async"));
+  CallMemory memory(bool_arg(info, 12, "async"));
   memory.inputs(a.hidden, a.weight, a.bias, a.targets, grad_logp, grad_entropy);
   memory.output(grad_hidden, "gradHidden");
   memory.output(grad_weight, "gradWeight");

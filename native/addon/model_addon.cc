@@ -9,6 +9,7 @@
 #include "grpo/model.h"
 #include "napi_util.h"
 #include "registry.h"
+#include "sampler_settings.h"
 
 namespace grpo::addon {
 
@@ -54,13 +55,25 @@ void check_offsets(Napi::Env env, const std::vector<int64_t>& offsets, int64_t t
   if (offsets.size() < 2 || offsets.back() != tokens) throw_status(env, GRPO_ERR_SHAPE, "offsets must end at the token count");
 }
 
-// (config Float64Array[13]) → a model with zero parameters
+void read_config(Fields& f, grpo_model_config& c) {
+  c.vocab_size = f.integer("vocabSize");
+  c.hidden_size = f.integer("hiddenSize");
+  c.intermediate_size = f.integer("intermediateSize");
+  c.num_hidden_layers = f.integer("numLayers");
+  c.num_attention_heads = f.integer("numHeads");
+  c.num_key_value_heads = f.integer("numKvHeads");
+  c.head_dim = f.integer("headDim");
+  c.max_position_embeddings = f.integer("maxPositions");
+  c.rms_norm_eps = f.f32("rmsNormEps");
+  c.rope_theta = f.f32("ropeTheta");
+  c.tie_word_embeddings = f.boolean("tieEmbeddings");
+  c.attention_bias = f.boolean("attentionBias");
+  c.qk_norm = f.boolean("qkNorm");
+}
+
+// (config) → a model with zero parameters
 Napi::Value create(const Napi::CallbackInfo& info) {
-  auto f = view_arg<double>(info, 0, "config");
-  expect_length(info.Env(), f, 13, "config");
-  const auto i = [&](int k) { return static_cast<int64_t>(f.data[k]); };
-  grpo_model_config c{i(0), i(1), i(2), i(3), i(4), i(5), i(6), i(7), static_cast<float>(f.data[8]), static_cast<float>(f.data[9]),
-                      static_cast<int32_t>(i(10)), static_cast<int32_t>(i(11)), static_cast<int32_t>(i(12))};
+  const auto c = read_struct<grpo_model_config>(info[0], "config", read_config);
   grpo_model* model = nullptr;
   check(info.Env(), grpo_model_create(&c, &model));
   return wrap(info.Env(), model);
@@ -117,22 +130,22 @@ Napi::Value set_tensor(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// (model, tokens, offsets, targets, temperature, ignoreIndex, train, logp, entropy|null, async)
+// (model, tokens, offsets, targets, options, train, logp, entropy|null, async)
 Napi::Value score(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Model model = model_arg(info);
   auto tokens = view_arg<int32_t>(info, 1, "tokens");
   auto offsets = offsets_arg(info, 2, "offsets");
   auto targets = view_arg<int32_t>(info, 3, "targets");
-  grpo_score_options o{static_cast<float>(number_arg(info, 4, "temperature")), static_cast<int32_t>(int_arg(info, 5, "ignoreIndex"))};
-  const bool train = bool_arg(info, 6, "train");
-  auto logp = view_arg<float>(info, 7, "logp");
-  auto entropy = view_arg<float>(info, 8, "entropy", true);
+  const auto o = read_struct<grpo_score_options>(info[4], "options", read_scoring<grpo_score_options>);
+  const bool train = bool_arg(info, 5, "train");
+  auto logp = view_arg<float>(info, 6, "logp");
+  auto entropy = view_arg<float>(info, 7, "entropy", true);
   check_offsets(env, offsets, tokens.length);
   expect_length(env, targets, tokens.length, "targets");
   expect_length(env, logp, tokens.length, "logp");
   if (entropy.data) expect_length(env, entropy, tokens.length, "entropy");
-  CallMemory memory(bool_arg(info, 9, "async"));
+  CallMemory memory(bool_arg(info, 8, "async"));
   memory.inputs(tokens, targets);
   memory.output(logp, "logp");
   memory.output(entropy, "entropy");
@@ -178,14 +191,22 @@ Napi::Value zero_grad(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// (model, lr, beta1, beta2, eps, weightDecay, maxGradNorm, gradNorm Float32Array[1], async)
+void read_adamw(Fields& f, grpo_adamw_options& o) {
+  o.lr = f.f32("lr");
+  o.beta1 = f.f32("beta1");
+  o.beta2 = f.f32("beta2");
+  o.eps = f.f32("eps");
+  o.weight_decay = f.f32("weightDecay");
+  o.max_grad_norm = f.f32("maxGradNorm");
+}
+
+// (model, options, gradNorm Float32Array[1], async)
 Napi::Value adamw(const Napi::CallbackInfo& info) {
   Model model = model_arg(info);
-  const auto f = [&](size_t i, const char* name) { return static_cast<float>(number_arg(info, i, name)); };
-  grpo_adamw_options o{f(1, "lr"), f(2, "beta1"), f(3, "beta2"), f(4, "eps"), f(5, "weightDecay"), f(6, "maxGradNorm")};
-  auto norm = view_arg<float>(info, 7, "gradNorm");
+  const auto o = read_struct<grpo_adamw_options>(info[1], "options", read_adamw);
+  auto norm = view_arg<float>(info, 2, "gradNorm");
   expect_length(info.Env(), norm, 1, "gradNorm");
-  CallMemory memory(bool_arg(info, 8, "async"));
+  CallMemory memory(bool_arg(info, 3, "async"));
   memory.output(norm, "gradNorm");
   return dispatch(info, std::move(memory), [=] { return grpo_model_adamw_step(model.get(), &o, norm.data); });
 }
@@ -226,58 +247,44 @@ int64_t vocab_of(grpo_model* model) {
   return shape[0];
 }
 
-// Sampler parameters, positional: (temperature, topK, topP, minP, repetitionPenalty, presencePenalty,
-// frequencyPenalty, allow) as typed arrays [rows] (allow [rows, ceil(vocab / 32)]) or null, then seedLo, seedHi.
-// The arrays are copied in an async call.
-grpo_sampling_params sampling_args(const Napi::CallbackInfo& info, size_t first, int64_t rows, int64_t vocab, CallMemory& memory) {
-  Napi::Env env = info.Env();
-  grpo_sampling_params p{};
-  const auto rows_of = [&](auto view, int64_t expected, const char* name) {
-    if (view.data) expect_length(env, view, expected, name);
-    memory.input(view);
-    return view.data;
-  };
-  const auto row_floats = [&](size_t i, const char* name) { return rows_of(view_arg<float>(info, first + i, name, true), rows, name); };
-  p.temperature = row_floats(0, "temperature");
-  p.top_k = rows_of(view_arg<int32_t>(info, first + 1, "topK", true), rows, "topK");
-  p.top_p = row_floats(2, "topP");
-  p.min_p = row_floats(3, "minP");
-  p.repetition_penalty = row_floats(4, "repetitionPenalty");
-  p.presence_penalty = row_floats(5, "presencePenalty");
-  p.frequency_penalty = row_floats(6, "frequencyPenalty");
-  p.allow_bits = rows_of(view_arg<uint32_t>(info, first + 7, "allow", true), rows * ((vocab + 31) / 32), "allow");
-  p.seed = static_cast<uint64_t>(int_arg(info, first + 9, "seedHi")) << 32 | static_cast<uint64_t>(int_arg(info, first + 8, "seedLo"));
-  return p;
-}
+// grpo_generate_options: { maxNewTokens, stopTokens, sampling }, `sampling` the sampler settings object of `sample`
+// (the model sets its history and step as it decodes).
+struct GenerateArgs {
+  int64_t max_new = 0;
+  View<int32_t> stop;
+  grpo_sampling_params sampling{};
+};
 
-// (model, prompts, offsets, maxNew, stopTokens, outTokens, outLogp, outLengths F64, truncated U8,
-//  ...sampling (10 arguments, see sampling_args), async)
+// (model, prompts, offsets, options, outTokens, outLogp, outLengths F64, truncated U8, async)
 Napi::Value generate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Model model = model_arg(info);
   auto prompts = view_arg<int32_t>(info, 1, "prompts");
   auto offsets = offsets_arg(info, 2, "offsets");
   check_offsets(env, offsets, prompts.length);
-  const int64_t nseq = static_cast<int64_t>(offsets.size()) - 1, max_new = int_arg(info, 3, "maxNewTokens");
-  auto stop = view_arg<int32_t>(info, 4, "stopTokens");
-  auto tokens = view_arg<int32_t>(info, 5, "outTokens");
-  auto logp = view_arg<float>(info, 6, "outLogp");
-  auto lengths = view_arg<double>(info, 7, "outLengths");
-  auto truncated = view_arg<uint8_t>(info, 8, "truncated");
-  CallMemory memory(bool_arg(info, 19, "async"));
-  const grpo_sampling_params sampling = sampling_args(info, 9, nseq, vocab_of(model.get()), memory);
-  expect_length(env, tokens, nseq * max_new, "outTokens");
-  expect_length(env, logp, nseq * max_new, "outLogp");
+  const int64_t nseq = static_cast<int64_t>(offsets.size()) - 1;
+  CallMemory memory(bool_arg(info, 8, "async"));
+  auto g = read_struct<GenerateArgs>(info[3], "options", [&](Fields& f, GenerateArgs& a) {
+    a.max_new = f.integer("maxNewTokens");
+    a.stop = f.array<int32_t>("stopTokens");
+    a.sampling = sampler_settings(f.field("sampling"), "options.sampling", nseq, vocab_of(model.get()), memory);
+  });
+  auto tokens = view_arg<int32_t>(info, 4, "outTokens");
+  auto logp = view_arg<float>(info, 5, "outLogp");
+  auto lengths = view_arg<double>(info, 6, "outLengths");
+  auto truncated = view_arg<uint8_t>(info, 7, "truncated");
+  expect_length(env, tokens, nseq * g.max_new, "outTokens");
+  expect_length(env, logp, nseq * g.max_new, "outLogp");
   expect_length(env, lengths, nseq, "outLengths");
   expect_length(env, truncated, nseq, "truncated");
-  memory.inputs(prompts, stop);
+  memory.inputs(prompts, g.stop);
   memory.output(tokens, "outTokens");
   memory.output(logp, "outLogp");
   memory.output(lengths, "outLengths");
   memory.output(truncated, "truncated");
   return dispatch(info, std::move(memory),
                   [=] {
-                    grpo_generate_options o{max_new, &sampling, stop.data, stop.length};
+                    grpo_generate_options o{g.max_new, &g.sampling, g.stop.data, g.stop.length};
                     std::vector<int64_t> n(static_cast<size_t>(nseq));
                     grpo_status s = grpo_model_generate(model.get(), prompts.data, offsets.data(), nseq, &o, tokens.data, logp.data,
                                                         n.data(), truncated.data);

@@ -4,38 +4,132 @@
 #include <sys/mman.h>
 #endif
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 namespace grpo::addon {
 
-std::string status_message(grpo_status status, const std::string& message) {
-  return "[status " + std::to_string(static_cast<int>(status)) + "] " + message;
+const char* error_code(grpo_status status) {
+  switch (status) {
+    case GRPO_ERR_INVALID_ARGUMENT: return "GRPO_INVALID_ARGUMENT";
+    case GRPO_ERR_SHAPE: return "GRPO_SHAPE_MISMATCH";
+    case GRPO_ERR_NON_FINITE: return "GRPO_NON_FINITE";
+    case GRPO_ERR_INDEX_RANGE: return "GRPO_INDEX_RANGE";
+    case GRPO_ERR_VALUE_RANGE: return "GRPO_VALUE_RANGE";
+    case GRPO_ERR_OUT_OF_MEMORY: return "GRPO_OUT_OF_MEMORY";
+    case GRPO_ERR_UNSUPPORTED: return "GRPO_UNSUPPORTED";
+    default: return "GRPO_INTERNAL";  // GRPO_ERR_INTERNAL, and a status this glue does not know
+  }
 }
 
-void throw_status(Napi::Env env, grpo_status status, const std::string& message) {
-  throw Napi::Error::New(env, status_message(status, message));
+Napi::Error coded_error(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Set("code", Napi::String::New(env, code));
+  return error;
 }
+
+void throw_code(Napi::Env env, const char* code, const std::string& message) { throw coded_error(env, code, message); }
+
+void throw_status(Napi::Env env, grpo_status status, const std::string& message) {
+  throw_code(env, error_code(status), message);
+}
+
+namespace {
+
+bool is_integer(Napi::Value value) {
+  double number = value.IsNumber() ? value.As<Napi::Number>().DoubleValue() : NAN;
+  return std::isfinite(number) && number == std::floor(number) && std::fabs(number) <= 9007199254740991.0;
+}
+
+}  // namespace
 
 int64_t int_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
   Napi::Value value = info[index];
-  double number = value.IsNumber() ? value.As<Napi::Number>().DoubleValue() : NAN;
-  if (!std::isfinite(number) || number != std::floor(number) || std::fabs(number) > 9007199254740991.0)
-    throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, std::string(name) + " must be an integer");
-  return static_cast<int64_t>(number);
-}
-
-double number_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
-  Napi::Value value = info[index];
-  if (!value.IsNumber()) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, std::string(name) + " must be a number");
-  return value.As<Napi::Number>().DoubleValue();
+  if (!is_integer(value)) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, std::string(name) + " must be an integer");
+  return static_cast<int64_t>(value.As<Napi::Number>().DoubleValue());
 }
 
 bool bool_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
   Napi::Value value = info[index];
   if (!value.IsBoolean()) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, std::string(name) + " must be a boolean");
   return value.As<Napi::Boolean>().Value();
+}
+
+Fields::Fields(Napi::Value value, std::string name) : name_(std::move(name)) {
+  if (!value.IsObject() || value.IsArray() || value.IsTypedArray())
+    throw_status(value.Env(), GRPO_ERR_INVALID_ARGUMENT, name_ + " must be a plain object");
+  object_ = value.As<Napi::Object>();
+}
+
+void Fields::fail(const char* key, const char* expected) const {
+  throw_status(object_.Env(), GRPO_ERR_INVALID_ARGUMENT, path(key) + " must be " + expected);
+}
+
+Napi::Value Fields::field(const char* key) {
+  read_.emplace_back(key);
+  Napi::Value value = object_.Get(key);
+  if (value.IsUndefined())
+    throw_status(object_.Env(), GRPO_ERR_INVALID_ARGUMENT, path(key) + " is missing");
+  return value;
+}
+
+double Fields::number(const char* key) {
+  Napi::Value value = field(key);
+  if (!value.IsNumber()) fail(key, "a number");
+  return value.As<Napi::Number>().DoubleValue();
+}
+
+int64_t Fields::integer(const char* key) {
+  Napi::Value value = field(key);
+  if (!is_integer(value)) fail(key, "an integer");
+  return static_cast<int64_t>(value.As<Napi::Number>().DoubleValue());
+}
+
+int32_t Fields::i32(const char* key) {
+  const int64_t value = integer(key);
+  if (value < INT32_MIN || value > INT32_MAX) fail(key, "a 32-bit integer");
+  return static_cast<int32_t>(value);
+}
+
+uint64_t Fields::u64(const char* low_key, const char* high_key) {
+  const auto word = [&](const char* key) {
+    const int64_t value = integer(key);
+    if (value < 0 || value > UINT32_MAX) fail(key, "an integer in [0, 2^32)");
+    return static_cast<uint64_t>(value);
+  };
+  const uint64_t low = word(low_key);
+  return word(high_key) << 32 | low;
+}
+
+bool Fields::boolean(const char* key) {
+  Napi::Value value = field(key);
+  if (!value.IsBoolean()) fail(key, "a boolean");
+  return value.As<Napi::Boolean>().Value();
+}
+
+int32_t Fields::choice_of(const char* key, const Choice* table, size_t count) {
+  Napi::Value value = field(key);
+  const std::string name = value.IsString() ? value.As<Napi::String>().Utf8Value() : "";
+  std::string names;
+  for (size_t i = 0; i < count; ++i) {
+    if (value.IsString() && name == table[i].name) return table[i].value;
+    names += (i ? ", \"" : "\"") + std::string(table[i].name) + "\"";
+  }
+  fail(key, ("one of " + names).c_str());
+}
+
+Fields Fields::object(const char* key) { return Fields(field(key), path(key)); }
+
+void Fields::done() const {
+  Napi::Array keys = object_.GetPropertyNames();
+  for (uint32_t i = 0; i < keys.Length(); ++i) {
+    const std::string key = keys.Get(i).ToString().Utf8Value();
+    if (std::find(read_.begin(), read_.end(), key) == read_.end())
+      throw_code(object_.Env(), "GRPO_UNKNOWN_OPTION", name_ + " has an unknown field \"" + key + "\"");
+  }
 }
 
 namespace {
@@ -92,32 +186,33 @@ namespace {
 // Runs a kernel on the libuv pool; the kernel itself may fan out to the grpo thread pool.
 class KernelWorker : public Napi::AsyncWorker {
  public:
-  KernelWorker(Napi::Env env, CallMemory memory, std::function<grpo_status()> kernel)
+  KernelWorker(Napi::Env env, CallMemory memory, std::function<grpo_status()> kernel, Result result)
       : Napi::AsyncWorker(env, "grpo-native kernel"),
         memory_(std::move(memory)),
         kernel_(std::move(kernel)),
+        result_(std::move(result)),
         deferred_(Napi::Promise::Deferred::New(env)) {}
 
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
-    grpo_status status = kernel_();
-    if (status != GRPO_OK) SetError(status_message(status, grpo_last_error()));
+    status_ = kernel_();
+    if (status_ != GRPO_OK) SetError(grpo_last_error());
   }
 
   // The kernel, and the model reference it may own, is released before the promise settles.
   void OnOK() override {
     kernel_ = nullptr;
     std::string message;
-    if (memory_.deliver(message))
-      deferred_.Resolve(Env().Undefined());
+    if (!memory_.deliver(message))
+      deferred_.Reject(coded_error(Env(), "GRPO_DETACHED_BUFFER", message).Value());
     else
-      deferred_.Reject(Napi::Error::New(Env(), "[status " + std::to_string(kStatusDetached) + "] " + message).Value());
+      deferred_.Resolve(result_ ? result_(Env()) : Env().Undefined());
   }
 
   void OnError(const Napi::Error& error) override {
     kernel_ = nullptr;
-    deferred_.Reject(error.Value());
+    deferred_.Reject(coded_error(Env(), error_code(status_), error.Message()).Value());
   }
 
   // In an environment being torn down (worker.terminate() mid-call) settling the promise fails and
@@ -133,19 +228,21 @@ class KernelWorker : public Napi::AsyncWorker {
  private:
   CallMemory memory_;
   std::function<grpo_status()> kernel_;
+  Result result_;
+  grpo_status status_ = GRPO_OK;
   Napi::Promise::Deferred deferred_;
 };
 
 }  // namespace
 
-Napi::Value dispatch(const Napi::CallbackInfo& info, CallMemory memory, std::function<grpo_status()> kernel) {
+Napi::Value dispatch(const Napi::CallbackInfo& info, CallMemory memory, std::function<grpo_status()> kernel, Result result) {
   Napi::Env env = info.Env();
   if (!memory.async()) {
     grpo_status status = kernel();
     if (status != GRPO_OK) throw_status(env, status, grpo_last_error());
-    return env.Undefined();
+    return result ? result(env) : env.Undefined();
   }
-  auto* worker = new KernelWorker(env, std::move(memory), std::move(kernel));
+  auto* worker = new KernelWorker(env, std::move(memory), std::move(kernel), std::move(result));
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;

@@ -16,9 +16,12 @@
 
 namespace grpo::addon {
 
-// Errors cross into JS as "[status N] message"; lib/errors.ts turns them into GrpoErrors.
-std::string status_message(grpo_status status, const std::string& message);
+// Errors cross into JS as Errors whose `code` names the GrpoErrorCode (lib/errors.ts makes them GrpoErrors).
+// error_code() is the one status → code table.
+const char* error_code(grpo_status status);
+Napi::Error coded_error(Napi::Env env, const char* code, const std::string& message);
 [[noreturn]] void throw_status(Napi::Env env, grpo_status status, const std::string& message);
+[[noreturn]] void throw_code(Napi::Env env, const char* code, const std::string& message);
 
 template <typename T>
 struct View {
@@ -49,19 +52,22 @@ constexpr napi_typedarray_type typed_array_type() {
                                             : napi_float64_array;
 }
 
-// The typed array at info[index]; JS null/undefined gives an empty view when `optional`.
+// The typed array `value` (named `name` in errors); JS null/undefined gives an empty view when `optional`.
 template <typename T>
-View<T> view_arg(const Napi::CallbackInfo& info, size_t index, const char* name, bool optional = false) {
-  Napi::Env env = info.Env();
-  Napi::Value value = info[index];
+View<T> view_of_value(Napi::Env env, Napi::Value value, const std::string& name, bool optional) {
   if (optional && (value.IsNull() || value.IsUndefined())) return {};
   if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != typed_array_type<T>())
-    throw_status(env, GRPO_ERR_INVALID_ARGUMENT, std::string(name) + " is not a typed array of the expected element type");
+    throw_status(env, GRPO_ERR_INVALID_ARGUMENT, name + " is not a typed array of the expected element type");
   return view_of(value.As<Napi::TypedArrayOf<T>>());
 }
 
+// The typed array at info[index]; JS null/undefined gives an empty view when `optional`.
+template <typename T>
+View<T> view_arg(const Napi::CallbackInfo& info, size_t index, const char* name, bool optional = false) {
+  return view_of_value<T>(info.Env(), info[index], name, optional);
+}
+
 int64_t int_arg(const Napi::CallbackInfo& info, size_t index, const char* name);
-double number_arg(const Napi::CallbackInfo& info, size_t index, const char* name);
 bool bool_arg(const Napi::CallbackInfo& info, size_t index, const char* name);
 
 // Throws unless view.length == expected (a defensive re-check of the TS validation).
@@ -72,9 +78,75 @@ void expect_length(Napi::Env env, const View<T>& view, int64_t expected, const c
                  std::string(name) + " has " + std::to_string(view.length) + " elements, expected " + std::to_string(expected));
 }
 
-// Status of an output array detached while its async call ran (an addon status past the C ABI's;
-// lib/errors.ts maps it to GRPO_DETACHED_BUFFER).
-constexpr int kStatusDetached = 9;
+// One value of a C enum under the string name it crosses the boundary with (one table per enum, in its glue).
+struct Choice {
+  const char* name;
+  int32_t value;
+};
+
+// The fields of one plain JS options object, read by name into a C struct. A missing field or one of the wrong
+// type is GRPO_INVALID_ARGUMENT naming it ("options.epsilonLow must be a number"); done() rejects a key that
+// was never read (a misspelt or unknown field) with GRPO_UNKNOWN_OPTION, so the TS side and the C struct cannot
+// drift apart silently.
+class Fields {
+ public:
+  Fields(Napi::Value value, std::string name);
+
+  double number(const char* key);
+  float f32(const char* key) { return static_cast<float>(number(key)); }
+  int64_t integer(const char* key);
+  int32_t i32(const char* key);
+  bool boolean(const char* key);
+  template <size_t N>
+  int32_t choice(const char* key, const Choice (&table)[N]) {
+    return choice_of(key, table, N);
+  }
+  // A nested options object (e.g. options.vespo); call done() on it too.
+  Fields object(const char* key);
+  // The 64-bit unsigned integer of two 32-bit words (JS numbers are exact to 2^53 only).
+  uint64_t u64(const char* low_key, const char* high_key);
+  // The typed array in the field, or an empty view when it is null and `nullable`.
+  template <typename T>
+  View<T> array(const char* key, bool nullable = false);
+  Napi::Env env() const { return object_.Env(); }
+  // The field's value as it is (for a reader of its own, e.g. the sampler settings), which must be present.
+  Napi::Value field(const char* key);
+  // Throws unless every key of the object has been read.
+  void done() const;
+
+ private:
+  int32_t choice_of(const char* key, const Choice* table, size_t count);
+  std::string path(const char* key) const { return name_ + "." + key; }
+  [[noreturn]] void fail(const char* key, const char* expected) const;
+
+  Napi::Object object_;
+  std::string name_;
+  std::vector<std::string> read_;
+};
+
+template <typename T>
+View<T> Fields::array(const char* key, bool nullable) {
+  return view_of_value<T>(object_.Env(), field(key), path(key), nullable);
+}
+
+// The plain object `value` (named `name` in errors) read into a zeroed Struct by `read(fields, struct)`; then
+// every key must have been read.
+template <typename Struct, typename Read>
+Struct read_struct(Napi::Value value, const char* name, Read read) {
+  Fields fields(value, name);
+  Struct out{};
+  read(fields, out);
+  fields.done();
+  return out;
+}
+
+// { temperature, ignoreIndex }: the scoring fields of grpo_logprob_options, grpo_linear_logprob_options and
+// grpo_score_options.
+template <typename Options>
+void read_scoring(Fields& f, Options& o) {
+  o.temperature = f.f32("temperature");
+  o.ignore_index = f.i32("ignoreIndex");
+}
 
 // The memory one kernel call reads and writes (docs/policy.md, "Async calls and memory").
 // Sync: the kernel works on the caller's typed arrays in place (zero copy).
@@ -150,9 +222,14 @@ class CallMemory {
   std::vector<Napi::Reference<Napi::Value>> held_;  // shared arrays used in place
 };
 
-// Runs `kernel` now (sync) or on the libuv pool (async, returns a Promise resolved once the staged outputs are
-// in their arrays). The kernel must reach memory only through pointers `memory` handed out, or memory it owns.
-// The kernel returns a grpo_status; on failure grpo_last_error() of its thread is reported.
-Napi::Value dispatch(const Napi::CallbackInfo& info, CallMemory memory, std::function<grpo_status()> kernel);
+// Builds a call's JS result on the main thread once its kernel has succeeded (e.g. its stats as a named object).
+using Result = std::function<Napi::Value(Napi::Env)>;
+
+// Runs `kernel` now (sync: returns result()) or on the libuv pool (async: returns a Promise resolved with result()
+// once the staged outputs are in their arrays); no `result` gives undefined. The kernel must reach memory only
+// through pointers `memory` handed out, or memory it owns. The kernel returns a grpo_status; on failure
+// grpo_last_error() of its thread is reported.
+Napi::Value dispatch(const Napi::CallbackInfo& info, CallMemory memory, std::function<grpo_status()> kernel,
+                     Result result = nullptr);
 
 }  // namespace grpo::addon

@@ -1,54 +1,44 @@
-// Bindings of the sampler. The TS layer (lib/kernels/sampling.ts) validates and builds the
-// per-row parameter arrays; here they are read from one plain object and re-checked for length.
-#include <string>
-
+// Bindings of the sampler. The TS layer (lib/kernels/sampling-params.ts) validates and builds the per-row
+// parameter arrays; here they are read by name from one plain object and re-checked for length.
 #include "grpo/sampling.h"
 #include "napi_util.h"
 #include "registry.h"
+#include "sampler_settings.h"
 
 namespace grpo::addon {
 
 namespace {
 
-// The typed array in params[name] (copied in an async call), or NULL for null/undefined; its length must be `expected`.
+// The typed array in settings[key] (copied in an async call), or NULL for null; its length must be `expected`.
 template <typename T>
-const T* param_array(Napi::Object params, const char* name, int64_t expected, CallMemory& memory) {
-  Napi::Env env = params.Env();
-  Napi::Value value = params.Get(name);
-  if (value.IsNull() || value.IsUndefined()) return nullptr;
-  if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != typed_array_type<T>())
-    throw_status(env, GRPO_ERR_INVALID_ARGUMENT, std::string("params.") + name + " is not a typed array of the expected element type");
-  View<T> view = view_of(value.As<Napi::TypedArrayOf<T>>());
-  if (expected >= 0) expect_length(env, view, expected, name);
+const T* row_array(Fields& f, const char* key, int64_t expected, CallMemory& memory) {
+  View<T> view = f.array<T>(key, true);
+  if (!view.data) return nullptr;
+  if (expected >= 0) expect_length(f.env(), view, expected, key);
   memory.input(view);
   return view.data;
 }
 
-uint64_t param_u64(Napi::Object params, const char* lo, const char* hi) {
-  auto word = [&](const char* name) {
-    Napi::Value value = params.Get(name);
-    if (!value.IsNumber()) throw_status(params.Env(), GRPO_ERR_INVALID_ARGUMENT, std::string("params.") + name + " must be a number");
-    return static_cast<uint64_t>(value.As<Napi::Number>().Uint32Value());
-  };
-  return word(hi) << 32 | word(lo);
+}  // namespace
+
+grpo_sampling_params sampler_settings(Napi::Value value, const char* name, int64_t rows, int64_t vocab, CallMemory& memory) {
+  return read_struct<grpo_sampling_params>(value, name, [&](Fields& f, grpo_sampling_params& p) {
+    p.temperature = row_array<float>(f, "temperature", rows, memory);
+    p.top_k = row_array<int32_t>(f, "topK", rows, memory);
+    p.top_p = row_array<float>(f, "topP", rows, memory);
+    p.min_p = row_array<float>(f, "minP", rows, memory);
+    p.repetition_penalty = row_array<float>(f, "repetitionPenalty", rows, memory);
+    p.presence_penalty = row_array<float>(f, "presencePenalty", rows, memory);
+    p.frequency_penalty = row_array<float>(f, "frequencyPenalty", rows, memory);
+    p.allow_bits = row_array<uint32_t>(f, "allow", rows * ((vocab + 31) / 32), memory);
+    p.history_offsets = row_array<int32_t>(f, "historyOffsets", rows + 1, memory);
+    p.history = row_array<int32_t>(f, "history", p.history_offsets ? p.history_offsets[rows] : -1, memory);
+    p.seed = f.u64("seedLo", "seedHi");
+    p.step = f.u64("stepLo", "stepHi");
+  });
 }
 
-grpo_sampling_params read_params(Napi::Object o, int64_t rows, int64_t vocab, CallMemory& memory) {
-  grpo_sampling_params p{};
-  p.temperature = param_array<float>(o, "temperature", rows, memory);
-  p.top_k = param_array<int32_t>(o, "topK", rows, memory);
-  p.top_p = param_array<float>(o, "topP", rows, memory);
-  p.min_p = param_array<float>(o, "minP", rows, memory);
-  p.repetition_penalty = param_array<float>(o, "repetitionPenalty", rows, memory);
-  p.presence_penalty = param_array<float>(o, "presencePenalty", rows, memory);
-  p.frequency_penalty = param_array<float>(o, "frequencyPenalty", rows, memory);
-  p.allow_bits = param_array<uint32_t>(o, "allow", rows * ((vocab + 31) / 32), memory);
-  p.history_offsets = param_array<int32_t>(o, "historyOffsets", rows + 1, memory);
-  p.history = param_array<int32_t>(o, "history", p.history_offsets ? p.history_offsets[rows] : -1, memory);
-  p.seed = param_u64(o, "seedLo", "seedHi");
-  p.step = param_u64(o, "stepLo", "stepHi");
-  return p;
-}
+namespace {
 
 struct Call {
   View<float> logits;
@@ -64,8 +54,7 @@ Call read_call(const Napi::CallbackInfo& info, CallMemory& memory) {
   if (c.vocab < 1 || c.logits.length % c.vocab != 0)
     throw_status(info.Env(), GRPO_ERR_SHAPE, "logits length is not a multiple of vocab");
   c.rows = c.logits.length / c.vocab;
-  if (!info[2].IsObject()) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "params must be an object");
-  c.params = read_params(info[2].As<Napi::Object>(), c.rows, c.vocab, memory);
+  c.params = sampler_settings(info[2], "sampling", c.rows, c.vocab, memory);
   memory.input(c.logits);
   return c;
 }

@@ -1,5 +1,6 @@
-// The CUDA N-API module: the CPU addon's glue files (logprob, advantage, sampling, loss), here linked against
-// the CUDA implementations of their C ABI, plus cudaProbe() for the loader (lib/cuda.ts) and
+// The CUDA N-API module: the CPU addon's glue files (logprob, advantage, sampling, loss, model), here linked against
+// the CUDA implementations of their C ABI (the backend is chosen at link time: see CMakeLists.txt), plus
+// cudaProbe() for the loader (lib/binding/cuda.ts) and
 // cudaLastKernelMs() for the benchmarks. The glue's async rules hold here unchanged: async calls copy their inputs
 // and stage their outputs (napi_util.h, CallMemory), and a model is shared with its calls in flight, so
 // modelDispose never frees device memory a worker uses (model_addon.cc).

@@ -3,7 +3,7 @@
 // paired differences and steps-to-target; prints the summary table and writes reports with figures.
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Device } from '../../cuda.js';
+import type { Device } from '../../binding/index.js';
 import { getThreads } from '../../runtime.js';
 import { TRAINER_DEFAULTS, type ConfigInput } from '../../trainer/config.js';
 import type { ZeroRewardFractions } from '../../eval/diagnostics.js';

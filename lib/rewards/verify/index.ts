@@ -3,7 +3,8 @@
  * deterministic, total (never throws on any answer text) and bounded (input length, nesting depth,
  * expression size and an evaluation step count; no timers).
  */
-import { integer, knownKeys, number, boolean as booleanArg } from '../../validate.js';
+import * as opt from '../../options/schema.js';
+import { checkOptions } from '../../options/schema.js';
 import { compareNodes } from './compare.js';
 import { normalizeAnswer } from './normalize.js';
 import { compareNumericText } from './numeric.js';
@@ -13,62 +14,30 @@ import type { Verdict } from './verdict.js';
 export type { Verdict } from './verdict.js';
 export { normalizeAnswer } from './normalize.js';
 
+const BELOW_ONE: opt.Range = { ok: (v) => v >= 0 && v < 1, expectation: 'in [0, 1)' };
+
+export const VERIFY_OPTIONS = {
+  stringMatch: opt.boolean(true, 'Accept at once when the normalised strings are equal, before any parsing. Turn off to test the structural path alone.'),
+  maxLength: opt.integer(256, 'Longest normalised answer or reference (characters) that is parsed; longer ones are decided by string '
+    + 'equality alone and are otherwise `unparsable`.', 1, 1 << 20),
+  maxDepth: opt.integer(24, 'Deepest bracket nesting that is parsed.', 1, 256),
+  maxNodes: opt.integer(256, 'Most MathJSON nodes in one scalar expression.', 1, 1 << 16),
+  maxSteps: opt.integer(20000, 'Most evaluation steps (one per visited node, for all parts and points together).', 1, 1 << 24),
+  maxItems: opt.integer(32, 'Most parts in a list, set or union compared without regard to order.', 1, 4096),
+  relativeTolerance: opt.number(1e-9, 'Relative tolerance when two irrational or symbolic values are compared as floats. Rational '
+    + 'references (integers, fractions, decimals) never use it.', BELOW_ONE),
+};
+
 /** Options of {@link verifyAnswer}. */
-export interface VerifyOptions {
-  /**
-   * Accept at once when the normalised strings are equal, before any parsing.
-   * Turn off to test the structural path alone.
-   * @defaultValue true
-   */
-  readonly stringMatch?: boolean;
-  /**
-   * Longest normalised answer or reference (characters) that is parsed; longer ones are decided by
-   * string equality alone and are otherwise `unparsable`.
-   * @defaultValue 256
-   */
-  readonly maxLength?: number;
-  /** Deepest bracket nesting that is parsed. @defaultValue 24 */
-  readonly maxDepth?: number;
-  /** Most MathJSON nodes in one scalar expression. @defaultValue 256 */
-  readonly maxNodes?: number;
-  /** Most evaluation steps (one per visited node, for all parts and points together). @defaultValue 20000 */
-  readonly maxSteps?: number;
-  /** Most parts in a list, set or union compared without regard to order. @defaultValue 32 */
-  readonly maxItems?: number;
-  /**
-   * Relative tolerance when two irrational or symbolic values are compared as floats. Rational
-   * references (integers, fractions, decimals) never use it.
-   * @defaultValue 1e-9
-   */
-  readonly relativeTolerance?: number;
-}
+export type VerifyOptions = Readonly<opt.OptionsOf<typeof VERIFY_OPTIONS>>;
 
 /** Defaults of {@link VerifyOptions}. */
-export const VERIFY_DEFAULTS: Readonly<Required<VerifyOptions>> = Object.freeze({
-  stringMatch: true,
-  maxLength: 256,
-  maxDepth: 24,
-  maxNodes: 256,
-  maxSteps: 20000,
-  maxItems: 32,
-  relativeTolerance: 1e-9,
-});
-
-const OPTION_KEYS = Object.keys(VERIFY_DEFAULTS);
+export const VERIFY_DEFAULTS = opt.defaultsOf(VERIFY_OPTIONS);
 
 /** Validates options once; reuse the result for many calls (the CCR reward does). */
 export function resolveVerifyOptions(options?: VerifyOptions): Readonly<Required<VerifyOptions>> {
   if (options === undefined) return VERIFY_DEFAULTS;
-  knownKeys('verifyAnswer options', options, OPTION_KEYS);
-  const o = { ...VERIFY_DEFAULTS, ...options };
-  booleanArg('stringMatch', o.stringMatch);
-  integer('maxLength', o.maxLength, 1, 1 << 20);
-  integer('maxDepth', o.maxDepth, 1, 256);
-  integer('maxNodes', o.maxNodes, 1, 1 << 16);
-  integer('maxSteps', o.maxSteps, 1, 1 << 24);
-  integer('maxItems', o.maxItems, 1, 4096);
-  number('relativeTolerance', o.relativeTolerance, (v) => v >= 0 && v < 1, 'in [0, 1)');
-  return Object.freeze(o);
+  return Object.freeze(checkOptions(VERIFY_OPTIONS, opt.plainNaming('verifyAnswer options'), options, VERIFY_DEFAULTS));
 }
 
 function decide(given: string, truth: string, o: Readonly<Required<VerifyOptions>>): Verdict {

@@ -10,7 +10,8 @@ using simd::exp_nonpositive;
 using simd::kExpUnderflow;
 using simd::kLanes;
 
-GRPO_INLINE float clamp_low(float d) { return d < kExpUnderflow ? kExpUnderflow : d; }
+// d clamped so that masked entries (d = −Infinity) give e · d = 0, not NaN.
+GRPO_INLINE float clamp_low(float d) { return simd::at_least(d, kExpUnderflow); }
 
 GRPO_CLONES ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift) {
   float sum[kLanes] = {}, dot[kLanes] = {};

@@ -38,6 +38,10 @@ GRPO_CLONES float max_checked(const float* x, int64_t n, bool* bad) {
 extern "C" const char* grpo_cpu_path(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
+#if defined(GRPO_NO_CLONES) && defined(__AVX2__) && !defined(__AVX512F__)
+  // A one-level build (CMake GRPO_MARCH=x86-64-v3): every kernel, the GEMM's too, takes the AVX2 path.
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+#endif
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
     return "avx512";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";

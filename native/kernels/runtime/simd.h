@@ -31,6 +31,30 @@ GRPO_INLINE float bits_to_float(uint32_t bits) {
   return value;
 }
 
+GRPO_INLINE uint32_t float_to_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+// Branch-free selects for the hot loops. GCC's PRE turns a float select that feeds arithmetic
+// (`x < c ? c : x; ... x * y`) into control flow by folding the arithmetic on the constant arm, and
+// control flow blocks vectorisation on targets without masked stores (x86-64-v3, baseline): the AVX2
+// clones came out scalar (docs/performance.md). Integer min and bit masks stay one vector instruction.
+
+// max(x, floor) for a negative floor: the unsigned minimum of the bits, since a non-negative float's
+// bits are below 2^31 and a negative float's grow with its magnitude. -Infinity and any NaN with the
+// sign bit set give floor; other NaN stay NaN.
+GRPO_INLINE float at_least(float x, float floor) {
+  const uint32_t a = float_to_bits(x), b = float_to_bits(floor);
+  return bits_to_float(a < b ? a : b);
+}
+
+// value where keep holds, else +0.
+GRPO_INLINE float keep_if(bool keep, float value) {
+  return bits_to_float(float_to_bits(value) & (0u - static_cast<uint32_t>(keep)));
+}
+
 // The exp kernel shared by every exp here: Cody–Waite range reduction x = n·ln2 + r, |r| <= ln2/2,
 // then a degree-6 polynomial in r (about 2 ulp). Returns p(r) and sets n; the caller scales by 2^n
 // in its own type. Branch-free for float and GCC vector types alike, so callers vectorise.
@@ -54,12 +78,16 @@ GRPO_INLINE F exp_polynomial(const F& x, F* n_out) {
 // 2^n for an integral float n in [-126, 127].
 GRPO_INLINE float pow2(float n) { return bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23); }
 
-// e^x for x <= 0 (arguments of softmax after subtracting the row max).
-// Returns exactly 0 for x < -87.3 (and for -Infinity).
+// Below this argument exp_nonpositive returns exactly 0 (2^n with n >= -126 stays a normal float above it).
+constexpr float kExpZeroBelow = -87.3f;
+
+// e^x for x <= 0 (arguments of softmax after subtracting the row max), branch-free so that its
+// callers vectorise on every target. Returns exactly 0 for x < -87.3 (and for -Infinity), NaN for NaN.
 GRPO_INLINE float exp_nonpositive(float x) {
   float n;
-  const float p = exp_polynomial(x < -87.3f ? -87.3f : x, &n);
-  return x < -87.3f ? 0.0f : p * pow2(n);
+  const float p = exp_polynomial(at_least(x, kExpZeroBelow), &n);
+  const float e = p * pow2(n) + (x - x);  // + (x − x): +0, or NaN where x is NaN (at_least may have dropped it)
+  return keep_if(!(x < kExpZeroBelow), e);
 }
 
 // Largest finite-or-(-inf) value of x[0, n); `bad` is set when x holds NaN or +Infinity.

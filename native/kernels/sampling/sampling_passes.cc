@@ -20,13 +20,24 @@ GRPO_CLONES void masked_copy(const float* __restrict x, int64_t n, const uint32_
     for (int64_t i = 0; i < n; ++i) y[i] = x[i];
     return;
   }
-  for (int64_t i = 0; i < n; ++i) y[i] = (allow[i >> 5] >> (i & 31)) & 1u ? x[i] : -kInf;
+  // Word by word, so the bit of token i is a shift of a loop-invariant word (the per-token word load
+  // allow[i >> 5] is a gather GCC does not vectorise).
+  const uint32_t minus_inf = simd::float_to_bits(-kInf);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const uint32_t word = allow[i >> 5];
+    for (int b = 0; b < 32; ++b) {
+      const uint32_t keep = 0u - ((word >> b) & 1u);
+      y[i + b] = simd::bits_to_float((simd::float_to_bits(x[i + b]) & keep) | (minus_inf & ~keep));
+    }
+  }
+  for (; i < n; ++i) y[i] = (allow[i >> 5] >> (i & 31)) & 1u ? x[i] : -kInf;
 }
 
 // The passes below keep float / int32 lane sums over chunks of kChunk tokens (the shapes GCC
 // vectorises) and add each chunk's sums into doubles, so a row's Σ w carries ~1e-7 relative error.
 constexpr int64_t kChunk = 256;
-constexpr float kExpZeroBelow = -87.3f;  // simd::exp_nonpositive is exactly 0 below this
+using simd::kExpZeroBelow;  // simd::exp_nonpositive is exactly 0 below this
 
 // Σ floor(w · 2^(24 + low_bits)) over kDrawBlock weights, as 16 int32 lanes of high and low parts
 // (fixed_point by hand: GCC vectorises this form; 16 tokens per lane keep each lane below 2^30).
@@ -100,12 +111,17 @@ GRPO_CLONES TailStats tail_at_least(const float* __restrict w, const float* __re
 GRPO_CLONES void block_maxima(const float* __restrict w, int64_t n, float* __restrict block_max) {
   int64_t i = 0, b = 0;
   for (; i + kMaxBlock <= n; i += kMaxBlock, ++b) {
-    float lane_max[kLanes] = {};
+    // On the bits: for w >= 0 the unsigned order is the float order, and GCC vectorises an integer max
+    // reduction (a float one it does not: the select is not reassociable under IEEE rules).
+    uint32_t lane_max[kLanes] = {};
     for (int64_t g = i; g < i + kMaxBlock; g += kLanes)
-      for (int l = 0; l < kLanes; ++l) lane_max[l] = w[g + l] > lane_max[l] ? w[g + l] : lane_max[l];
-    float max = 0.0f;
+      for (int l = 0; l < kLanes; ++l) {
+        const uint32_t bits = simd::float_to_bits(w[g + l]);
+        lane_max[l] = bits > lane_max[l] ? bits : lane_max[l];
+      }
+    uint32_t max = 0;
     for (int l = 0; l < kLanes; ++l) max = lane_max[l] > max ? lane_max[l] : max;
-    block_max[b] = max;
+    block_max[b] = simd::bits_to_float(max);
   }
   if (i < n) {
     block_max[b] = 0.0f;

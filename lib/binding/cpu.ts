@@ -1,15 +1,15 @@
-// The only module that loads a .node file. Order: GRPO_NATIVE_ADDON (explicit path) →
+// Loads the CPU addon grpo_native.node (the CUDA one: ./cuda.ts). Order: GRPO_NATIVE_ADDON (explicit path) →
 // build/Release (a local build) → prebuilds/<platform>-<arch> (shipped in the npm package).
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import nodeGypBuild from 'node-gyp-build';
-import { GrpoError } from './errors.js';
-import type { NativeBinding } from './native-types.js';
+import { GrpoError } from '../errors.js';
+import type { NativeBinding } from './types.js';
 
 const require = createRequire(import.meta.url);
-const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 function libc(): string {
   if (process.platform !== 'linux') return 'n/a';

@@ -1,0 +1,45 @@
+// The options of logprobs, linearLogprobs and their backwards (lib/kernels/logprob.ts), declared once.
+import { boolean, choice, device, integer, number, opaque, POSITIVE, type OptionsOf } from './schema.js';
+
+/** Storage of `hidden` and `weight`: float32 (Float32Array) or bfloat16 bit patterns (Uint16Array, see toBf16). */
+export const LINEAR_DTYPES = ['f32', 'bf16'] as const;
+export type LinearDtype = (typeof LINEAR_DTYPES)[number];
+
+export const LOGPROB_OPTIONS = {
+  temperature: number(1, 'Logits are divided by it before the softmax (TRL semantics).', POSITIVE),
+  entropy: boolean(false, 'Also return the entropy of each row\'s distribution.'),
+  ignoreIndex: integer(-100, 'Target value meaning "no token": logp = entropy = 0 and zero gradient.', -(2 ** 31), 2 ** 31 - 1),
+  device: device(),
+};
+
+const gradEntropy = opaque<Float32Array>('Float32Array [T]', 'Upstream gradient of the entropy.');
+
+export const LOGPROB_BACKWARD_OPTIONS = {
+  ...LOGPROB_OPTIONS,
+  gradEntropy,
+  out: opaque<Float32Array>('Float32Array [T, V]', 'Where to write gradLogits; may be `logits` itself (in-place).', 'a new array'),
+};
+
+export const LINEAR_LOGPROB_OPTIONS = {
+  ...LOGPROB_OPTIONS,
+  dtype: choice(LINEAR_DTYPES, 'f32', '"bf16": hidden and weight are Uint16Arrays of bfloat16 bits; the products are exact in float32 '
+    + 'and summed in float32; outputs and gradients stay float32 (the backward rounds each gradient tile to bf16 before it is '
+    + 'multiplied out, as a bf16 tensor-core GEMM does).'),
+  bias: opaque<Float32Array>('Float32Array [V]', 'LM-head bias, float32 for either dtype.'),
+  chunkSize: integer(256, 'Rows per tile (CPU; the GPU uses tiles of up to 4096 rows); the CPU workspace is chunkSize × chunkVocab floats.', 1),
+  chunkVocab: integer(4096, 'Vocabulary entries per tile.', 1),
+};
+
+export const LINEAR_LOGPROB_BACKWARD_OPTIONS = {
+  ...LINEAR_LOGPROB_OPTIONS,
+  gradEntropy,
+  accumulate: boolean(false, 'Add into the provided gradient buffers instead of overwriting them.'),
+  gradHidden: opaque<Float32Array>('Float32Array [T, H]', 'Caller-provided gradHidden.', 'a new array'),
+  gradWeight: opaque<Float32Array>('Float32Array [V, H]', 'Caller-provided gradWeight.', 'a new array'),
+  gradBias: opaque<Float32Array>('Float32Array [V]', 'Caller-provided gradBias (only with `bias`).', 'a new array'),
+};
+
+export type LogprobOptions = OptionsOf<typeof LOGPROB_OPTIONS>;
+export type LogprobBackwardOptions = OptionsOf<typeof LOGPROB_BACKWARD_OPTIONS>;
+export type LinearLogprobOptions = OptionsOf<typeof LINEAR_LOGPROB_OPTIONS>;
+export type LinearLogprobBackwardOptions = OptionsOf<typeof LINEAR_LOGPROB_BACKWARD_OPTIONS>;
