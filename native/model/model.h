@@ -14,12 +14,20 @@
 
 namespace grpo::model {
 
+// The LM head runs only on rows whose target is not ignore_index (prompt positions carry none).
+struct HeadRows {
+  std::vector<int64_t> rows;     // [n] positions in the layout, ascending
+  std::vector<int32_t> targets;  // [n]
+  std::vector<float> hidden;     // [n, H] final hidden states of those rows
+};
+
 struct TrainState {
   bool ready = false;
   TokenLayout layout;
-  std::vector<int32_t> tokens, targets;
+  std::vector<int32_t> tokens;
   std::vector<LayerActs> layers;
-  std::vector<float> final_x, final_rms, final_hidden;  // [T, H], [T], [T, H]
+  std::vector<float> final_x, final_rms;  // [T, H], [T]
+  HeadRows head;                          // the rows that carry a target, for the LM head's backward
   grpo_score_options options{};
 };
 
