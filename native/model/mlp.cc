@@ -28,10 +28,10 @@ GRPO_CLONES void swiglu_backward(const float* gate, const float* up, int64_t beg
 
 void mlp_forward(const MlpWeights& w, const float* x, int64_t T, int64_t H, int64_t I, float* gate, float* up, float* act,
                  float* out) {
-  linear_forward(x, w.gate, nullptr, T, H, I, gate, w.bf16);
-  linear_forward(x, w.up, nullptr, T, H, I, up, w.bf16);
+  linear_forward(x, w.gate, nullptr, T, H, I, gate, w.bf16, w.gate_packed);
+  linear_forward(x, w.up, nullptr, T, H, I, up, w.bf16, w.up_packed);
   parallel_for(T * I, 4096, [&](int64_t begin, int64_t end) { swiglu(gate, up, begin, end, act); });
-  linear_forward(act, w.down, nullptr, T, I, H, out, w.bf16);
+  linear_forward(act, w.down, nullptr, T, I, H, out, w.bf16, w.down_packed);
 }
 
 void mlp_backward(const MlpWeights& w, const float* x, const float* gate, const float* up, const float* act,

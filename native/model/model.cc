@@ -71,7 +71,7 @@ void Model::ensure_grads() {
 }
 
 void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, TrainState* keep, KvCache* cache,
-                    std::vector<float>& hidden) {
+                    std::vector<float>& hidden, const ModelPacks* packs) {
   const Config& c = m.config;
   const int64_t T = tl.T, H = c.hidden;
   if (keep) keep->layers.resize(static_cast<size_t>(c.layers));
@@ -82,7 +82,8 @@ void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, Trai
   for (int64_t l = 0; l < c.layers; ++l) {
     LayerActs& a = keep ? keep->layers[l] : m.work.layer;
     a.resize(c, T);
-    layer_forward(c, m.rope, m.p.layers[l], tl, x.data(), a, cache, l, y.data());
+    layer_forward(c, m.rope, m.p.layers[l], tl, x.data(), a, cache, l, y.data(),
+                  packs && !packs->layers.empty() ? &packs->layers[l] : nullptr);
     std::swap(x, y);
   }
   hidden.resize(x.size());

@@ -9,6 +9,7 @@
 #include "grpo/model.h"
 #include "layer.h"
 #include "pack.h"
+#include "packed_weights.h"
 #include "params.h"
 #include "rope.h"
 
@@ -54,8 +55,9 @@ struct Model {
 };
 
 // Hidden states after the final norm [T, H]. `keep` stores activations for backward; `cache` is for generation.
+// `packs` (generation): the weights packed once for the whole call.
 void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, TrainState* keep, KvCache* cache,
-                    std::vector<float>& hidden);
+                    std::vector<float>& hidden, const ModelPacks* packs = nullptr);
 
 void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t* targets, const grpo_score_options& o,
            bool train, float* logp, float* entropy);
