@@ -137,12 +137,13 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
     check(grpo_linear_logprob_backward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab, &lo,
                                        head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
                                        head_d_hidden.data(), m.g.lm_head, nullptr, 1));
-  std::vector<float> d_hidden(static_cast<size_t>(T * H), 0.0f), dx(d_hidden.size(), 0.0f);
+  std::vector<float>&d_hidden = ts.d_hidden, &dx = ts.dx;
+  d_hidden.assign(static_cast<size_t>(T * H), 0.0f);
+  dx.assign(d_hidden.size(), 0.0f);
   for (int64_t i = 0; i < n; ++i) std::copy_n(head_d_hidden.data() + i * H, H, d_hidden.data() + head.rows[i] * H);
   rmsnorm_backward(ts.final_x.data(), m.p.final_norm, ts.final_rms.data(), d_hidden.data(), T, H, dx.data(), m.g.final_norm);
-  LayerGrads scratch;
   for (int64_t l = c.layers - 1; l >= 0; --l)
-    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], scratch, dx);
+    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], ts.scratch, dx);
   embed_backward(m, ts.tokens.data(), T, dx.data());
   ts.ready = false;  // the activation buffers stay allocated for the next training step
 }

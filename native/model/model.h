@@ -29,6 +29,8 @@ struct TrainState {
   std::vector<LayerActs> layers;
   std::vector<float> final_x, final_rms;  // [T, H], [T]
   HeadRows head;                          // the rows that carry a target, for the LM head's backward
+  LayerGrads scratch;                     // backward's buffers, kept from step to step (no page faults)
+  std::vector<float> d_hidden, dx;        // [T, H] each
   grpo_score_options options{};
 };
 
