@@ -6,6 +6,7 @@
 #include "gemm/gemm.h"
 #include "runtime/simd.h"
 #include "runtime/thread_pool.h"
+#include "vec.h"
 
 namespace grpo::model {
 
@@ -30,38 +31,49 @@ void scores(const AttnShape& s, const Dims& d, const float* q, const Segment& se
     for (int64_t j = seg.p0 + i + 1; j < d.keys; ++j) S[i * d.keys + j] = -INFINITY;
 }
 
+// Softmax of one row in place (lane-split max and sum); returns its log-sum-exp.
+GRPO_CLONES float softmax_row(float* row, int64_t cols) {
+  float top[vec::kLanes];
+  std::fill(top, top + vec::kLanes, -INFINITY);
+  int64_t j = 0;
+  for (; j + vec::kLanes <= cols; j += vec::kLanes)
+    for (int l = 0; l < vec::kLanes; ++l) top[l] = std::max(top[l], row[j + l]);
+  for (int l = 0; j + l < cols; ++l) top[l] = std::max(top[l], row[j + l]);
+  float max = top[0];
+  for (int l = 1; l < vec::kLanes; ++l) max = std::max(max, top[l]);
+  float sum[vec::kLanes] = {};
+  for (j = 0; j + vec::kLanes <= cols; j += vec::kLanes)
+    for (int l = 0; l < vec::kLanes; ++l) sum[l] += (row[j + l] = simd::exp_nonpositive(row[j + l] - max));
+  for (int l = 0; j + l < cols; ++l) sum[l] += (row[j + l] = simd::exp_nonpositive(row[j + l] - max));
+  const float total = vec::combine(sum), inv = 1.0f / total;
+  for (int64_t k = 0; k < cols; ++k) row[k] *= inv;
+  return max + std::log(total);
+}
+
 // Softmax of each row in place; returns its log-sum-exp in lse_row[i · stride].
 void softmax_rows(float* S, int64_t rows, int64_t cols, float* lse, int64_t stride) {
   for (int64_t i = 0; i < rows; ++i) {
-    float* row = S + i * cols;
-    float max = -INFINITY;
-    for (int64_t j = 0; j < cols; ++j) max = std::max(max, row[j]);
-    float sum = 0.0f;
-    for (int64_t j = 0; j < cols; ++j) sum += (row[j] = simd::exp_nonpositive(row[j] - max));
-    const float inv = 1.0f / sum;
-    for (int64_t j = 0; j < cols; ++j) row[j] *= inv;
-    if (lse) lse[i * stride] = max + std::log(sum);
+    const float row_lse = softmax_row(S + i * cols, cols);
+    if (lse) lse[i * stride] = row_lse;
   }
 }
 
-// A single query row (a decoding step): plain dot products, no GEMM packing of K and V for one row.
+// A single query row (a decoding step): lane-split dot products, no GEMM packing of K and V for one row.
 GRPO_CLONES void forward_row(const AttnShape& s, const Dims& d, const float* q, const Segment& seg, int64_t h, float* S,
                              float* out, float* lse) {
   const int64_t hd = s.head_dim, g = h / d.group;
   const float* qh = q + seg.t0 * d.q_ld + h * hd;
-  for (int64_t j = 0; j < d.keys; ++j) {
-    const float* k = seg.k + j * d.kv_ld + g * hd;
-    float dot = 0.0f;
-    for (int64_t e = 0; e < hd; ++e) dot += qh[e] * k[e];
-    S[j] = d.scale * dot;
-  }
+  const float* k = seg.k + g * hd;
+  int64_t j = 0;
+  for (; j + 4 <= d.keys; j += 4) vec::dot4(qh, k + j * d.kv_ld, d.kv_ld, hd, S + j);
+  for (; j < d.keys; ++j) S[j] = vec::dot(qh, k + j * d.kv_ld, hd);
+  for (j = 0; j < d.keys; ++j) S[j] *= d.scale;
   softmax_rows(S, 1, d.keys, lse ? lse + seg.t0 * s.heads + h : nullptr, s.heads);
   float* o = out + seg.t0 * d.q_ld + h * hd;
   std::fill(o, o + hd, 0.0f);
-  for (int64_t j = 0; j < d.keys; ++j) {
-    const float* v = seg.v + j * d.kv_ld + g * hd;
-    for (int64_t e = 0; e < hd; ++e) o[e] += S[j] * v[e];
-  }
+  const float* v = seg.v + g * hd;
+  for (j = 0; j + 4 <= d.keys; j += 4) vec::axpy4(S + j, v + j * d.kv_ld, d.kv_ld, hd, o);
+  for (; j < d.keys; ++j) vec::axpy(S[j], v + j * d.kv_ld, hd, o);
 }
 
 void forward_head(const AttnShape& s, const float* q, const Segment& seg, int64_t h, float* S, float* out, float* lse) {

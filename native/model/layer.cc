@@ -5,6 +5,7 @@
 
 #include "linear.h"
 #include "mlp.h"
+#include "packed_weights.h"
 #include "rmsnorm.h"
 #include "runtime/thread_pool.h"
 
@@ -62,13 +63,14 @@ void LayerActs::resize(const Config& c, int64_t T) {
 }
 
 void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w, const TokenLayout& tl, const float* x,
-                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out) {
+                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out, const LayerPacks* packs) {
   const int64_t T = tl.T, H = c.hidden;
+  const bool bf16 = c.bf16_matmuls;
   std::copy(x, x + T * H, a.x_in.begin());
   rmsnorm_forward(x, w.attn_norm, T, H, c.eps, a.xn1.data(), a.rms1.data());
-  linear_forward(a.xn1.data(), w.wq, w.bq, T, H, c.q_dim(), a.q.data(), c.bf16_matmuls);
-  linear_forward(a.xn1.data(), w.wk, w.bk, T, H, c.kv_dim(), a.k.data(), c.bf16_matmuls);
-  linear_forward(a.xn1.data(), w.wv, w.bv, T, H, c.kv_dim(), a.v.data(), c.bf16_matmuls);
+  linear_forward(a.xn1.data(), w.wq, w.bq, T, H, c.q_dim(), a.q.data(), bf16, packs ? &packs->wq : nullptr);
+  linear_forward(a.xn1.data(), w.wk, w.bk, T, H, c.kv_dim(), a.k.data(), bf16, packs ? &packs->wk : nullptr);
+  linear_forward(a.xn1.data(), w.wv, w.bv, T, H, c.kv_dim(), a.v.data(), bf16, packs ? &packs->wv : nullptr);
   if (c.qk_norm) {  // RMSNorm of each head's vector (rows [T·heads, head_dim])
     std::swap(a.q, a.q_raw);
     std::swap(a.k, a.k_raw);
@@ -78,11 +80,12 @@ void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w
   rope_apply(rope, a.q.data(), tl.positions.data(), T, c.heads, false);
   rope_apply(rope, a.k.data(), tl.positions.data(), T, c.kv_heads, false);
   attention_forward(attn_shape(c), a.q.data(), segments(c, tl, a, cache, layer), a.attn.data(), a.lse.data());
-  linear_forward(a.attn.data(), w.wo, nullptr, T, c.q_dim(), H, a.x_mid.data(), c.bf16_matmuls);
+  linear_forward(a.attn.data(), w.wo, nullptr, T, c.q_dim(), H, a.x_mid.data(), bf16, packs ? &packs->wo : nullptr);
   add_into(a.x_mid.data(), x, T * H);
   rmsnorm_forward(a.x_mid.data(), w.mlp_norm, T, H, c.eps, a.xn2.data(), a.rms2.data());
-  mlp_forward({w.w_gate, w.w_up, w.w_down, c.bf16_matmuls}, a.xn2.data(), T, H, c.intermediate, a.gate.data(), a.up.data(), a.act.data(),
-              x_out);
+  MlpWeights mlp{w.w_gate, w.w_up, w.w_down, bf16};
+  if (packs) mlp.gate_packed = &packs->gate, mlp.up_packed = &packs->up, mlp.down_packed = &packs->down;
+  mlp_forward(mlp, a.xn2.data(), T, H, c.intermediate, a.gate.data(), a.up.data(), a.act.data(), x_out);
   add_into(x_out, a.x_mid.data(), T * H);
 }
 

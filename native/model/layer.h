@@ -38,9 +38,12 @@ struct LayerActs {
   void resize(const Config& c, int64_t T);
 };
 
-// x [T, H] → x_out [T, H] (x_out may alias nothing in acts). With a cache, k/v go into it.
+struct LayerPacks;  // packed_weights.h
+
+// x [T, H] → x_out [T, H] (x_out may alias nothing in acts). With a cache, k/v go into it; with packs, the
+// weights are multiplied from their packed panels.
 void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w, const TokenLayout& tl, const float* x,
-                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out);
+                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out, const LayerPacks* packs = nullptr);
 
 // Scratch of layer_backward, reused from layer to layer.
 struct LayerGrads {

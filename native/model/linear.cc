@@ -6,8 +6,10 @@
 
 namespace grpo::model {
 
-void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y, bool bf16) {
-  (bf16 ? gemm_bf16 : gemm)(false, true, T, out, in, 1.0f, x, in, W, in, 0.0f, y, out);
+void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y, bool bf16,
+                    const PackedB* packed) {
+  if (packed) gemm_packed(T, x, in, *packed, y, out);
+  else (bf16 ? gemm_bf16 : gemm)(false, true, T, out, in, 1.0f, x, in, W, in, 0.0f, y, out);
   if (!b) return;
   parallel_for(T, 64, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)

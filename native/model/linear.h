@@ -4,11 +4,15 @@
 
 #include <cstdint>
 
+namespace grpo {
+struct PackedB;
+}
+
 namespace grpo::model {
 
-// y [T, out] = x [T, in] · Wᵀ + b (b may be null)
+// y [T, out] = x [T, in] · Wᵀ + b (b may be null); with `packed` (W packed by pack_b), the same bits without packing W.
 void linear_forward(const float* x, const float* W, const float* b, int64_t T, int64_t in, int64_t out, float* y,
-                    bool bf16);
+                    bool bf16, const PackedB* packed = nullptr);
 
 // dx [T, in] += dy · W (skipped when dx is null);  dW [out, in] += dyᵀ · x;  db [out] += Σ_t dy (when db is set)
 void linear_backward(const float* x, const float* W, const float* dy, int64_t T, int64_t in, int64_t out, float* dx,

@@ -3,11 +3,16 @@
 
 #include <cstdint>
 
+namespace grpo {
+struct PackedB;
+}
+
 namespace grpo::model {
 
 struct MlpWeights {
   const float *gate, *up, *down;  // [I, H], [I, H], [H, I]
   bool bf16;
+  const PackedB *gate_packed = nullptr, *up_packed = nullptr, *down_packed = nullptr;  // forward only (generation)
 };
 
 struct MlpGrads {

@@ -31,6 +31,28 @@ void check(grpo_status status) {
   if (status != GRPO_OK) fail(status, "%s", grpo_last_error());
 }
 
+// The rows of hidden [T, H] whose target is not ignore_index.
+void gather_head_rows(const std::vector<float>& hidden, const int32_t* targets, int64_t T, int64_t H, int32_t ignore,
+                      HeadRows& out) {
+  out.rows.clear();
+  out.targets.clear();
+  for (int64_t t = 0; t < T; ++t)
+    if (targets[t] != ignore) {
+      out.rows.push_back(t);
+      out.targets.push_back(targets[t]);
+    }
+  out.hidden.resize(out.rows.size() * static_cast<size_t>(H));
+  parallel_for(static_cast<int64_t>(out.rows.size()), 64, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) std::copy_n(hidden.data() + out.rows[i] * H, H, out.hidden.data() + i * H);
+  });
+}
+
+// dst [T] = src [n] at rows, 0 elsewhere.
+void scatter(const std::vector<int64_t>& rows, const float* src, int64_t T, float* dst) {
+  std::fill(dst, dst + T, 0.0f);
+  for (size_t i = 0; i < rows.size(); ++i) dst[rows[i]] = src[i];
+}
+
 }  // namespace
 
 Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rope(c.head_dim, c.rope_theta)) {
@@ -49,7 +71,7 @@ void Model::ensure_grads() {
 }
 
 void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, TrainState* keep, KvCache* cache,
-                    std::vector<float>& hidden) {
+                    std::vector<float>& hidden, const ModelPacks* packs) {
   const Config& c = m.config;
   const int64_t T = tl.T, H = c.hidden;
   if (keep) keep->layers.resize(static_cast<size_t>(c.layers));
@@ -60,7 +82,8 @@ void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, Trai
   for (int64_t l = 0; l < c.layers; ++l) {
     LayerActs& a = keep ? keep->layers[l] : m.work.layer;
     a.resize(c, T);
-    layer_forward(c, m.rope, m.p.layers[l], tl, x.data(), a, cache, l, y.data());
+    layer_forward(c, m.rope, m.p.layers[l], tl, x.data(), a, cache, l, y.data(),
+                  packs && !packs->layers.empty() ? &packs->layers[l] : nullptr);
     std::swap(x, y);
   }
   hidden.resize(x.size());
@@ -78,14 +101,19 @@ void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t
   std::vector<float> hidden;
   forward_hidden(m, tokens, tl, train ? &ts : nullptr, nullptr, hidden);
   m.release_work();
+  HeadRows& head = ts.head;
+  gather_head_rows(hidden, targets, tl.T, m.config.hidden, o.ignore_index, head);
+  const int64_t n = static_cast<int64_t>(head.rows.size());
+  std::vector<float> head_logp(static_cast<size_t>(n)), head_entropy(entropy ? head_logp.size() : 0);
   const grpo_linear_logprob_options lo{o.temperature, o.ignore_index, 0, 0};
-  check(grpo_linear_logprob_forward(hidden.data(), m.p.lm_head, nullptr, targets, tl.T, m.config.hidden, m.config.vocab, &lo,
-                                    logp, entropy, nullptr));
+  if (n > 0)
+    check(grpo_linear_logprob_forward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, m.config.hidden,
+                                      m.config.vocab, &lo, head_logp.data(), entropy ? head_entropy.data() : nullptr, nullptr));
+  scatter(head.rows, head_logp.data(), tl.T, logp);
+  if (entropy) scatter(head.rows, head_entropy.data(), tl.T, entropy);
   if (!train) return;
   ts.layout = tl;
   ts.tokens.assign(tokens, tokens + tl.T);
-  ts.targets.assign(targets, targets + tl.T);
-  ts.final_hidden = std::move(hidden);
   ts.options = o;
   ts.ready = true;
 }
@@ -97,13 +125,25 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   const Config& c = m.config;
   const int64_t T = ts.layout.T, H = c.hidden;
   const grpo_linear_logprob_options lo{ts.options.temperature, ts.options.ignore_index, 0, 0};
-  std::vector<float> d_hidden(static_cast<size_t>(T * H), 0.0f), dx(d_hidden.size(), 0.0f);
-  check(grpo_linear_logprob_backward(ts.final_hidden.data(), m.p.lm_head, nullptr, ts.targets.data(), T, H, c.vocab, &lo,
-                                     grad_logp, grad_entropy, d_hidden.data(), m.g.lm_head, nullptr, 1));
+  const HeadRows& head = ts.head;
+  const int64_t n = static_cast<int64_t>(head.rows.size());
+  std::vector<float> head_grad_logp(static_cast<size_t>(n)), head_grad_entropy(grad_entropy ? head_grad_logp.size() : 0);
+  for (int64_t i = 0; i < n; ++i) {
+    head_grad_logp[i] = grad_logp[head.rows[i]];
+    if (grad_entropy) head_grad_entropy[i] = grad_entropy[head.rows[i]];
+  }
+  std::vector<float> head_d_hidden(static_cast<size_t>(n * H), 0.0f);
+  if (n > 0)
+    check(grpo_linear_logprob_backward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab, &lo,
+                                       head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
+                                       head_d_hidden.data(), m.g.lm_head, nullptr, 1));
+  std::vector<float>&d_hidden = ts.d_hidden, &dx = ts.dx;
+  d_hidden.assign(static_cast<size_t>(T * H), 0.0f);
+  dx.assign(d_hidden.size(), 0.0f);
+  for (int64_t i = 0; i < n; ++i) std::copy_n(head_d_hidden.data() + i * H, H, d_hidden.data() + head.rows[i] * H);
   rmsnorm_backward(ts.final_x.data(), m.p.final_norm, ts.final_rms.data(), d_hidden.data(), T, H, dx.data(), m.g.final_norm);
-  LayerGrads scratch;
   for (int64_t l = c.layers - 1; l >= 0; --l)
-    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], scratch, dx);
+    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], ts.scratch, dx);
   embed_backward(m, ts.tokens.data(), T, dx.data());
   ts.ready = false;  // the activation buffers stay allocated for the next training step
 }

@@ -9,17 +9,28 @@
 #include "grpo/model.h"
 #include "layer.h"
 #include "pack.h"
+#include "packed_weights.h"
 #include "params.h"
 #include "rope.h"
 
 namespace grpo::model {
 
+// The LM head runs only on rows whose target is not ignore_index (prompt positions carry none).
+struct HeadRows {
+  std::vector<int64_t> rows;     // [n] positions in the layout, ascending
+  std::vector<int32_t> targets;  // [n]
+  std::vector<float> hidden;     // [n, H] final hidden states of those rows
+};
+
 struct TrainState {
   bool ready = false;
   TokenLayout layout;
-  std::vector<int32_t> tokens, targets;
+  std::vector<int32_t> tokens;
   std::vector<LayerActs> layers;
-  std::vector<float> final_x, final_rms, final_hidden;  // [T, H], [T], [T, H]
+  std::vector<float> final_x, final_rms;  // [T, H], [T]
+  HeadRows head;                          // the rows that carry a target, for the LM head's backward
+  LayerGrads scratch;                     // backward's buffers, kept from step to step (no page faults)
+  std::vector<float> d_hidden, dx;        // [T, H] each
   grpo_score_options options{};
 };
 
@@ -46,8 +57,9 @@ struct Model {
 };
 
 // Hidden states after the final norm [T, H]. `keep` stores activations for backward; `cache` is for generation.
+// `packs` (generation): the weights packed once for the whole call.
 void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, TrainState* keep, KvCache* cache,
-                    std::vector<float>& hidden);
+                    std::vector<float>& hidden, const ModelPacks* packs = nullptr);
 
 void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t* targets, const grpo_score_options& o,
            bool train, float* logp, float* entropy);

@@ -219,7 +219,60 @@ void gemm_with(const TileKernel& kn, bool trans_a, bool trans_b, int64_t M, int6
   }
 }
 
+// Where the panels of (k-chunk, n-chunk) go in a PackedB, in the order gemm_with visits them.
+std::vector<int64_t> packed_offsets(const TileKernel& kn, int64_t N, int64_t K, int64_t k_step) {
+  std::vector<int64_t> offsets;
+  int64_t total = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += k_step)
+    for (int64_t n0 = 0; n0 < N; n0 += kChunkCols) {
+      offsets.push_back(total);
+      total += ceil_div(std::min(kChunkCols, N - n0), kn.nr) * panel_floats(kn, std::min(k_step, K - k0), kn.nr);
+    }
+  offsets.push_back(total);
+  return offsets;
+}
+
 }  // namespace gemm_detail
+
+PackedB pack_b(bool trans_b, int64_t N, int64_t K, const float* B, int64_t ldb) {
+  using namespace gemm_detail;
+  const TileKernel& kn = best_kernel();
+  PackedB p;
+  p.N = N, p.K = K, p.k_step = K > 0 ? ceil_div(K, ceil_div(K, kMaxKC)) : 1;
+  p.offsets = packed_offsets(kn, N, K, p.k_step);
+  const size_t bytes = (static_cast<size_t>(std::max<int64_t>(p.offsets.back(), 16)) * sizeof(float) + 63) / 64 * 64;
+  p.panels = {static_cast<float*>(std::aligned_alloc(64, bytes)), std::free};
+  if (!p.panels) throw std::bad_alloc();
+  const Operand b{B, ldb, !trans_b};
+  size_t chunk = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += p.k_step)
+    for (int64_t n0 = 0; n0 < N; n0 += kChunkCols, ++chunk)
+      pack_chunk(kn, b, b, false, 0, 0, n0, std::min(kChunkCols, N - n0), k0, std::min(p.k_step, K - k0), nullptr,
+                 p.panels.get() + p.offsets[chunk]);
+  return p;
+}
+
+void gemm_packed(int64_t M, const float* A, int64_t lda, const PackedB& p, float* C, int64_t ldc) {
+  using namespace gemm_detail;
+  const TileKernel& kn = best_kernel();
+  if (M <= 0 || p.N <= 0) return;
+  if (p.K <= 0) return scale_c(M, p.N, 0.0f, C, ldc);
+  const Operand a{A, lda, false};
+  thread_local Buffer a_buffer;
+  float* a_pack = a_buffer.get(ceil_div(std::min(M, kChunkRows), kn.mr) * kn.mr * p.k_step);
+  for (int64_t m0 = 0; m0 < M; m0 += kChunkRows) {
+    const int64_t mc = std::min(kChunkRows, M - m0);
+    size_t chunk = 0;
+    for (int64_t k0 = 0; k0 < p.K; k0 += p.k_step) {
+      const int64_t kc = std::min(p.k_step, p.K - k0);
+      for (int64_t n0 = 0; n0 < p.N; n0 += kChunkCols, ++chunk) {
+        const int64_t nc = std::min(kChunkCols, p.N - n0);
+        if (n0 == 0) pack_chunk(kn, a, a, true, m0, mc, 0, 0, k0, kc, a_pack, nullptr);
+        compute_chunk({kn, m0, mc, n0, nc, kc, a_pack, p.panels.get() + p.offsets[chunk], 1.0f, k0 == 0 ? 0.0f : 1.0f, C, ldc});
+      }
+    }
+  }
+}
 
 void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {

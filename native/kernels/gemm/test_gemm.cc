@@ -92,6 +92,23 @@ void same_bits_for_any_thread_count(bool ta, bool tb) {
   CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
 }
 
+// B packed once (several k- and n-chunks, edge panels) gives gemm's bits for any M and thread count.
+void packed_b_same_bits_as_gemm(bool tb) {
+  const int64_t N = 2100, K = 1100;
+  const std::vector<float> B = grpo::test::random_floats(N * K, 1.0f, 6);
+  const grpo::PackedB packed = grpo::pack_b(tb, N, K, B.data(), tb ? K : N);
+  for (int64_t M : {1, 4, 37}) {
+    const std::vector<float> A = grpo::test::random_floats(M * K, 1.0f, 7);
+    std::vector<float> plain(M * N, 1.0f), fast(M * N, 2.0f);
+    grpo::gemm(false, tb, M, N, K, 1.0f, A.data(), K, B.data(), tb ? K : N, 0.0f, plain.data(), N);
+    for (int threads : {1, 2}) {
+      grpo_set_num_threads(threads);
+      grpo::gemm_packed(M, A.data(), K, packed, fast.data(), N);
+      CHECK(std::memcmp(plain.data(), fast.data(), plain.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
 float round_to_bf16(float x) {  // nearest even, as vcvtne2ps2bf16 does for finite x
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
@@ -148,6 +165,7 @@ int main() {
   }
   for (bool ta : {false, true})
     for (bool tb : {false, true}) same_bits_for_any_thread_count(ta, tb);
+  for (bool tb : {false, true}) packed_b_same_bits_as_gemm(tb);
   c_abi_checks_arguments();
   if (grpo::gemm_bf16_native()) {
     for (const Case& c : cases()) bf16_matches_rounded_reference(c);
