@@ -3,6 +3,7 @@
 // -ffast-math) and the result depends on n alone, never on threads or tiling.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "runtime/simd.h"
@@ -41,10 +42,13 @@ GRPO_INLINE void dot4(const float* a, const float* b, int64_t ld, int64_t n, flo
   }
 }
 
-// 1 / (1 + e^-z) from e^-|z| (the branch-free exp of simd.h, which vectorises; std::exp does not)
+// 1 / (1 + e^-z) as (z < 0 ? e : 1) / (1 + e) with e = e^-|z|, which never overflows. Branch-free (the exp of
+// simd.h, a sign-bit clear, a bit-mask select) so the AVX2 clones of its callers vectorise; std::exp and float
+// selects do not (docs/performance.md).
 GRPO_INLINE float sigmoid(float z) {
-  const float e = simd::exp_nonpositive(z < 0.0f ? z : -z), s = 1.0f / (1.0f + e);
-  return z < 0.0f ? e * s : s;
+  const float e = simd::exp_nonpositive(-std::fabs(z));
+  const bool negative = z < 0.0f;
+  return (simd::keep_if(negative, e) + simd::keep_if(!negative, 1.0f)) / (1.0f + e);
 }
 
 // y[i] += s·x[i]
