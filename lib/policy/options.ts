@@ -62,7 +62,7 @@ export const CLONE_OPTIONS = {
 export const BUILTIN_OPTIONS = {
   seed: opt.integer(0, 'Initialisation seed (ignored when loading).', 0),
   tokenizer: opt.opaque<Tokenizer>('Tokenizer', 'The tokenizer of generate and save (its vocabulary must fit config.vocabSize).', 'none (load: the checkpoint\'s)'),
-  optimizer: opt.opaque<OptimizerOptions>('object', 'AdamW settings and schedule (OPTIMIZER_OPTIONS, docs/policy.md).', 'OPTIMIZER_DEFAULTS'),
+  optimizer: opt.opaque<OptimizerOptions>('object', 'AdamW settings and learning-rate schedule (OPTIMIZER_OPTIONS: the optimizer table).', 'OPTIMIZER_DEFAULTS'),
   bf16Matmuls: opt.boolean(false, 'Multiply the dense layers (q/k/v/o projections, MLP) in bfloat16 with float32 sums where the CPU has AVX512_BF16 (about twice as fast; attention and the LM head stay float32).'),
   device: { ...opt.device(), doc: 'Where the model lives: "cpu", "cuda" (GRPO_CUDA_UNAVAILABLE when CUDA cannot run here) or "auto" (CUDA when available). The GPU model is unverified, hence the default.' },
 };
