@@ -8,8 +8,9 @@ import * as check from '../validate.js';
 /** Options of {@link completionMask}. */
 export const COMPLETION_MASK_OPTIONS = {
   rows: opt.integer(undefined, 'B, the rows of `tokenIds` [B, T].', 0, undefined, { required: true }),
+  // Required, and checked by eosIdsOf (one id or a non-empty list of them).
   eosTokenId: { ...opt.opaque<number | readonly number[]>('token id or token ids',
-    'The EOS id (TRL `eos_token_id`), or several (verl `eos_token` list): the first of any ends the row.', 'none (required)'), required: true },
+    'The EOS id (TRL `eos_token_id`), or several (verl `eos_token` list): the first of any ends the row.', 'none (required)'), required: true } as opt.Field<number | readonly number[]>,
 };
 
 export type CompletionMaskOptions = opt.ValuesOf<typeof COMPLETION_MASK_OPTIONS>;
