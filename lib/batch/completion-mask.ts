@@ -2,15 +2,18 @@
 // (TRL grpo_trainer.py `is_eos` / `completion_mask`, verl `get_response_mask`): every token up to and
 // including the first EOS is kept; a row without EOS keeps all T tokens.
 import { GrpoError } from '../errors.js';
+import * as opt from '../options/schema.js';
 import * as check from '../validate.js';
 
 /** Options of {@link completionMask}. */
-export interface CompletionMaskOptions {
-  /** B, the rows of `tokenIds` [B, T]. */
-  rows: number;
-  /** The EOS id (TRL `eos_token_id`), or several (verl `eos_token` list): the first of any ends the row. */
-  eosTokenId: number | readonly number[];
-}
+export const COMPLETION_MASK_OPTIONS = {
+  rows: opt.integer(undefined, 'B, the rows of `tokenIds` [B, T].', 0, undefined, { required: true }),
+  // Required, and checked by eosIdsOf (one id or a non-empty list of them).
+  eosTokenId: { ...opt.opaque<number | readonly number[]>('token id or token ids',
+    'The EOS id (TRL `eos_token_id`), or several (verl `eos_token` list): the first of any ends the row.', 'none (required)'), required: true } as opt.Field<number | readonly number[]>,
+};
+
+export type CompletionMaskOptions = opt.ValuesOf<typeof COMPLETION_MASK_OPTIONS>;
 
 export interface CompletionMask {
   /** [B, T] 1 on the completion's tokens (the first EOS included), 0 after it. */
@@ -22,7 +25,6 @@ export interface CompletionMask {
 }
 
 const FN = 'completionMask';
-const KEYS = ['rows', 'eosTokenId'] as const;
 
 function eosIdsOf(eos: unknown): Set<number> {
   const ids = typeof eos === 'number' ? [eos] : eos;
@@ -40,10 +42,9 @@ function eosIdsOf(eos: unknown): Set<number> {
  */
 export function completionMask(tokenIds: Int32Array, options: CompletionMaskOptions): CompletionMask {
   if (options === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} options with rows and eosTokenId but received undefined`);
-  check.knownKeys(FN, options, KEYS);
+  const { rows, eosTokenId } = opt.checkOptions(COMPLETION_MASK_OPTIONS, opt.kernelNaming(FN), options, {});
   const ids = check.int32Array(`${FN} tokenIds`, tokenIds);
-  const rows = check.integer(`${FN} rows`, options.rows, 0);
-  const eos = eosIdsOf(options.eosTokenId);
+  const eos = eosIdsOf(eosTokenId);
   if (rows === 0 ? ids.length !== 0 : ids.length % rows !== 0) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${FN} tokenIds of shape [B, T] with B = ${rows} but received ${ids.length} elements`);
   }

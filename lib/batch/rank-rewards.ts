@@ -2,6 +2,7 @@
 // nansum after it): several reward functions, each scalar or per rank, into the [N, K] rewards that
 // rankAdvantages normalises per (group, rank).
 import { GrpoError } from '../errors.js';
+import * as opt from '../options/schema.js';
 import * as check from '../validate.js';
 
 /** A reward's "None": the completion was not scored. */
@@ -15,12 +16,12 @@ type Missing = null | undefined;
 export type RewardFunctionOutput = ReadonlyArray<number | Missing> | ReadonlyArray<ArrayLike<number> | Missing>;
 
 /** Options of {@link assembleRankRewards}. */
-export interface RankRewardAssemblyOptions {
-  /** Weight per reward function [F] (Rank-GRPO `reward_weights`). @defaultValue all 1 */
-  weights?: ArrayLike<number>;
-  /** K, the width of the result: shorter outputs are padded like ragged lists. @defaultValue the longest list */
-  ranks?: number;
-}
+export const RANK_REWARD_ASSEMBLY_OPTIONS = {
+  weights: opt.opaque<ArrayLike<number>>('numbers [F]', 'Weight per reward function (Rank-GRPO `reward_weights`).', 'all 1'),
+  ranks: opt.integer(undefined, 'K, the width of the result: shorter outputs are padded like ragged lists.', 1, undefined, { defaultDoc: 'the longest list' }),
+};
+
+export type RankRewardAssemblyOptions = opt.OptionsOf<typeof RANK_REWARD_ASSEMBLY_OPTIONS>;
 
 export interface AssembledRankRewards {
   /** [N, K] Σ_f w_f·R[i, f, k], NaN counted as 0 (torch nansum): the rewards of rankAdvantages ([G, S, K]). */
@@ -36,7 +37,6 @@ export interface AssembledRankRewards {
 }
 
 const FN = 'assembleRankRewards';
-const KEYS = ['weights', 'ranks'] as const;
 
 /** One function's output as rows of numbers (NaN for None); a scalar becomes a list of one. */
 function rowsOf(output: RewardFunctionOutput, f: number, completions: number): number[][] {
@@ -72,7 +72,7 @@ function weightsOf(options: RankRewardAssemblyOptions, functions: number): Array
 function ranksOf(rows: number[][][], options: RankRewardAssemblyOptions): number {
   const longest = rows.reduce((max, fn) => fn.reduce((m, row) => Math.max(m, row.length), max), 1);
   if (options.ranks === undefined) return longest;
-  const ranks = check.integer(`${FN} ranks`, options.ranks, 1);
+  const { ranks } = options;
   if (longest > ranks) {
     throw new GrpoError('GRPO_SHAPE_MISMATCH', `Expected ${FN} reward lists of at most ranks = ${ranks} entries but one has ${longest}`);
   }
@@ -88,11 +88,10 @@ function ranksOf(rows: number[][][], options: RankRewardAssemblyOptions): number
  * // rewards [2, 3] = [2, 0, 1, 0, 0, 0]
  */
 export function assembleRankRewards(outputs: readonly RewardFunctionOutput[], options?: RankRewardAssemblyOptions): AssembledRankRewards {
-  check.knownKeys(FN, options, KEYS);
+  const o = opt.checkOptions(RANK_REWARD_ASSEMBLY_OPTIONS, opt.kernelNaming(FN), options, {});
   if (!Array.isArray(outputs) || outputs.length === 0) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${FN} outputs to be a non-empty array (one entry per reward function)`);
   }
-  const o = options ?? {};
   const completions = Array.isArray(outputs[0]) ? outputs[0].length : 0;
   const rows = outputs.map((output, f) => rowsOf(output, f, completions)); // [F][N][≤ K]
   const functions = outputs.length;

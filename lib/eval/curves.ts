@@ -3,7 +3,8 @@
  * validation points, in steps and in elapsed time), trailing means and first/last-window summaries.
  */
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys, number as numberArg, oneOf } from '../validate.js';
+import * as opt from '../options/schema.js';
+import { integer, number as numberArg } from '../validate.js';
 
 /** One validation point of a run. */
 export interface CurvePoint {
@@ -14,10 +15,11 @@ export interface CurvePoint {
 }
 
 /** Options of {@link stepsToTarget}. */
-export interface StepsToTargetOptions {
-  /** "higher": the metric improves upward (recall); "lower": downward (loss). @defaultValue "higher" */
-  better?: 'higher' | 'lower';
-}
+export const STEPS_TO_TARGET_OPTIONS = {
+  better: opt.choice(['higher', 'lower'] as const, 'higher', '"higher": the metric improves upward (recall); "lower": downward (loss).'),
+};
+
+export type StepsToTargetOptions = opt.OptionsOf<typeof STEPS_TO_TARGET_OPTIONS>;
 
 /** Where run A first reaches run B's value at B's step. */
 export interface StepsToTarget {
@@ -89,8 +91,7 @@ function firstReach(curve: readonly CurvePoint[], target: number, sign: number):
  * @example stepsToTarget([{ step: 0, value: 0 }, { step: 100, value: 0.4 }], [{ step: 0, value: 0 }, { step: 200, value: 0.2 }], 200).stepA // 50
  */
 export function stepsToTarget(a: readonly CurvePoint[], b: readonly CurvePoint[], stepB: number, options: StepsToTargetOptions = {}): StepsToTarget {
-  knownKeys('stepsToTarget options', options, ['better']);
-  const better = oneOf('better', options.better ?? 'higher', ['higher', 'lower'] as const);
+  const { better } = opt.checkOptions(STEPS_TO_TARGET_OPTIONS, opt.plainNaming('stepsToTarget options'), options, opt.defaultsOf(STEPS_TO_TARGET_OPTIONS));
   checkCurve('a', a);
   checkCurve('b', b);
   const atB = curveAt(b, numberArg('stepB', stepB, Number.isFinite, 'finite'));

@@ -15,8 +15,9 @@ import {
   type RankRewardOptions,
   type RewardRequest,
 } from '../rewards/recommend.js';
-import { float32Array, integer, knownKeys, length, oneOf } from '../validate.js';
-import { bootstrap, type BootstrapOptions, type Interval, type RequestSeries } from './bootstrap.js';
+import * as opt from '../options/schema.js';
+import { float32Array, integer, length } from '../validate.js';
+import { bootstrap, BOOTSTRAP_OPTIONS, type Interval, type RequestSeries } from './bootstrap.js';
 
 /** How often a group gives no signal at all. */
 export interface ZeroRewardFractions {
@@ -94,14 +95,14 @@ export function respondentRewards(
   return rewards;
 }
 
-/** Options of {@link respondentVarianceShare}. */
-export interface VarianceShareOptions extends BootstrapOptions {
-  /**
-   * Rank advantages: "std" divides by the group's standard deviation (ddof 1) + 1e-4, as Rank-GRPO
-   * (§4.5); "none" keeps them mean-centred only. @defaultValue "std"
-   */
-  scale?: 'std' | 'none';
-}
+/** Options of {@link respondentVarianceShare}: the rank advantages' scale, then the bootstrap's. */
+export const VARIANCE_SHARE_OPTIONS = {
+  scale: opt.choice(['std', 'none'] as const, 'std',
+    'Rank advantages: "std" divides by the group\'s standard deviation (ddof 1) + 1e-4, as Rank-GRPO (§4.5); "none" keeps them mean-centred only.'),
+  ...BOOTSTRAP_OPTIONS,
+};
+
+export type VarianceShareOptions = opt.OptionsOf<typeof VARIANCE_SHARE_OPTIONS>;
 
 /** The share of rank-advantage variance that comes from which respondent was drawn. */
 export interface VarianceShare extends Interval {
@@ -154,9 +155,8 @@ export function respondentVarianceShare(
   ranks: number,
   options: VarianceShareOptions = {},
 ): VarianceShare {
-  const { scale = 'std', ...bootstrapOptions } = options;
-  knownKeys('variance share options', options, ['scale', 'resamples', 'seed', 'level']);
-  oneOf('scale', scale, ['std', 'none'] as const);
+  const { scale, ...bootstrapOptions } = opt.checkOptions(VARIANCE_SHARE_OPTIONS, opt.plainNaming('variance share options'), options,
+    opt.defaultsOf(VARIANCE_SHARE_OPTIONS));
   integer('candidates', candidates, 2);
   integer('ranks', ranks, 1);
   const cells = candidates * ranks;

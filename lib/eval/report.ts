@@ -5,8 +5,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
-import { integer, knownKeys } from '../validate.js';
-import { bootstrap, pairedBootstrap, BOOTSTRAP_DEFAULTS, type BootstrapOptions, type Interval, type RequestSeries } from './bootstrap.js';
+import * as opt from '../options/schema.js';
+import { bootstrap, pairedBootstrap, BOOTSTRAP_OPTIONS, type BootstrapOptions, type Interval, type RequestSeries } from './bootstrap.js';
 import { CURVE_DEFAULTS, stepsToTarget, summarizeSeries, type CurvePoint } from './curves.js';
 import type { AnswersCompleted, CcrSignal, ZeroRewardFractions } from './diagnostics.js';
 import { formatInterval, formatNumber, markdownTable, slug } from './report-markdown.js';
@@ -50,18 +50,17 @@ export interface ReportInput {
 }
 
 /** Options of {@link buildReport}. */
-export interface ReportOptions {
-  /** Bootstrap of the final metrics and paired differences. @defaultValue BOOTSTRAP_DEFAULTS (2,000 resamples, seed 0, 95%) */
-  bootstrap?: BootstrapOptions;
-  /** Trailing-mean window of the traces and size of the first/last summaries. @defaultValue 50 */
-  window?: number;
-  /** Metric of the steps-to-target table. @defaultValue the baseline's first validation metric */
-  targetMetric?: string;
-  /** Decimals of metric values (differences, in points, get one fewer). @defaultValue 3 */
-  digits?: number;
-}
+export const REPORT_OPTIONS = {
+  bootstrap: opt.nested(BOOTSTRAP_OPTIONS, 'Bootstrap of the final metrics and paired differences.'),
+  window: opt.integer(CURVE_DEFAULTS.window, 'Trailing-mean window of the traces and size of the first/last summaries.', 1),
+  targetMetric: opt.opaque<string>('string', 'Metric of the steps-to-target table.', 'the baseline\'s first validation metric'),
+  digits: opt.integer(3, 'Decimals of metric values (differences, in points, get one fewer).', 1, 12),
+};
 
-export const REPORT_DEFAULTS = Object.freeze({ window: CURVE_DEFAULTS.window, digits: 3 });
+/** What a caller writes: every option optional, the bootstrap's too. */
+export type ReportOptions = Omit<opt.OptionsOf<typeof REPORT_OPTIONS>, 'bootstrap'> & { bootstrap?: BootstrapOptions };
+
+export const REPORT_DEFAULTS = opt.defaultsOf(REPORT_OPTIONS);
 
 /** One SVG figure; the markdown links it by `file`. */
 export interface ReportFigure {
@@ -223,7 +222,7 @@ function diagnosticsSection(c: Context): string[] {
 }
 
 function contextOf(input: ReportInput, options: ReportOptions): Context {
-  knownKeys('report options', options, ['bootstrap', 'window', 'targetMetric', 'digits']);
+  const o = opt.checkOptions(REPORT_OPTIONS, opt.plainNaming('report options'), options, REPORT_DEFAULTS);
   if (typeof input?.title !== 'string' || !Array.isArray(input.runs) || input.runs.length === 0) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', 'Expected a report input { title: string, runs: [at least one run] }');
   }
@@ -237,10 +236,10 @@ function contextOf(input: ReportInput, options: ReportOptions): Context {
     input,
     baseline,
     others: input.runs.filter((run) => run !== baseline),
-    bootstrap: { ...BOOTSTRAP_DEFAULTS, ...options.bootstrap },
-    window: integer('window', options.window ?? REPORT_DEFAULTS.window, 1),
-    digits: integer('digits', options.digits ?? REPORT_DEFAULTS.digits, 1, 12),
-    targetMetric: options.targetMetric,
+    bootstrap: o.bootstrap,
+    window: o.window,
+    digits: o.digits,
+    targetMetric: o.targetMetric,
     figures: [],
   };
 }

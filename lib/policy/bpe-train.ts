@@ -3,21 +3,29 @@
 // adjacent pair is merged until the vocabulary is full (ties: the lexicographically smallest pair).
 // The result is a tokenizer.json that Tokenizer (and Hugging Face's libraries) read.
 import { GrpoError } from '../errors.js';
+import * as opt from '../options/schema.js';
 import * as check from '../validate.js';
 
-/** Options of {@link trainBpe}. */
-export interface BpeTrainOptions {
-  /** Final vocabulary size, special tokens included (at least 256 + specials). @defaultValue 4096 */
-  vocabSize?: number;
-  /** Added as special tokens after the merges. @defaultValue ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] */
-  specialTokens?: readonly string[];
-  /** Pairs seen fewer times than this are never merged. @defaultValue 2 */
-  minFrequency?: number;
+/** A list of strings, each checked (`trainBpe specialTokens[1]`). */
+function specialTokensField(def: readonly string[], doc: string): opt.Field<readonly string[]> {
+  return {
+    type: 'strings', doc, default: def,
+    read: (v, path, n) => {
+      if (!Array.isArray(v)) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be an array of strings but received ${check.describe(v)}`);
+      return v.map((s, i) => check.string(`${n.field(path)}[${i}]`, s));
+    },
+  };
 }
 
-export const BPE_DEFAULTS = Object.freeze({
-  vocabSize: 4096, specialTokens: Object.freeze(['<|endoftext|>', '<|im_start|>', '<|im_end|>']), minFrequency: 2,
-});
+/** Options of {@link trainBpe}. */
+export const BPE_TRAIN_OPTIONS = {
+  vocabSize: opt.integer(4096, 'Final vocabulary size, special tokens included (at least 256 + specials).', 256),
+  specialTokens: specialTokensField(['<|endoftext|>', '<|im_start|>', '<|im_end|>'], 'Added as special tokens after the merges.'),
+  minFrequency: opt.integer(2, 'Pairs seen fewer times than this are never merged.', 1),
+};
+
+export type BpeTrainOptions = opt.OptionsOf<typeof BPE_TRAIN_OPTIONS>;
+export const BPE_DEFAULTS = opt.defaultsOf(BPE_TRAIN_OPTIONS);
 
 /** The tokenizer.json and tokenizer_config.json of a trained tokenizer. */
 export interface TrainedTokenizer {
@@ -99,10 +107,11 @@ function mergeWord(symbols: string[], a: string, b: string): string[] {
 
 /** Trains a byte-level BPE tokenizer on `texts`. */
 export function trainBpe(texts: Iterable<string>, options: BpeTrainOptions = {}): TrainedTokenizer {
-  check.knownKeys('trainBpe', options, ['vocabSize', 'specialTokens', 'minFrequency']);
-  const specials = options.specialTokens ?? BPE_DEFAULTS.specialTokens;
-  const vocabSize = check.integer('trainBpe vocabSize', options.vocabSize ?? BPE_DEFAULTS.vocabSize, 256 + specials.length);
-  const minFrequency = check.integer('trainBpe minFrequency', options.minFrequency ?? BPE_DEFAULTS.minFrequency, 1);
+  const o = opt.checkOptions(BPE_TRAIN_OPTIONS, opt.kernelNaming('trainBpe'), options, BPE_DEFAULTS);
+  const specials = o.specialTokens;
+  // The floor of the vocabulary depends on the specials: 256 bytes plus one id each.
+  const vocabSize = check.integer('trainBpe vocabSize', o.vocabSize, 256 + specials.length);
+  const { minFrequency } = o;
   const table = byteToUnicode();
   const vocab = new Map<string, number>(table.map((c, b) => [c, b]));
   const words = countWords(texts, table);

@@ -2,11 +2,10 @@
 // Calls on one model run one at a time (a promise chain); each runs off the event loop. A policy keeps the
 // addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon. dispose() is safe
 // mid-call and sync methods refuse a model busy with an async call (docs/policy.md, "Async calls and memory").
-import { modelBinding, type Device, type ModelBinding, type ModelHandle, type ResolvedDevice } from '../binding/index.js';
+import { modelBinding, type ModelBinding, type ModelHandle, type ResolvedDevice } from '../binding/index.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
-import { kernelNaming, checkOptions } from '../options/schema.js';
-import * as check from '../validate.js';
+import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
 import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './batch.js';
@@ -18,32 +17,17 @@ import {
 } from './policy.js';
 import type { NamedTensor } from './safetensors.js';
 import type { Tokenizer } from './tokenizer.js';
-import { OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, type OptimizerOptions } from './options.js';
+import {
+  BUILTIN_OPTIONS, callNaming, CLONE_OPTIONS, OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, OPTIMIZER_STEP_OPTIONS, SCORE_OPTIONS,
+  type BuiltinOptions, type CloneOptions, type OptimizerOptions,
+} from './options.js';
 
 export { OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, type OptimizerOptions } from './options.js';
 
-export interface BuiltinOptions {
-  /** Initialisation seed (ignored when loading). @defaultValue 0 */
-  seed?: number;
-  tokenizer?: Tokenizer;
-  optimizer?: OptimizerOptions;
-  /**
-   * Multiply the dense layers (q/k/v/o projections, MLP) in bfloat16 with float32 sums where the CPU has
-   * AVX512_BF16 (about twice as fast; attention and the LM head stay float32). @defaultValue false
-   */
-  bf16Matmuls?: boolean;
-  /**
-   * Where the model lives: `'cpu'`, `'cuda'` (GRPO_CUDA_UNAVAILABLE when CUDA cannot run here) or `'auto'` (CUDA
-   * when available). The GPU model is unverified (it never ran on a GPU here), hence the default. @defaultValue 'cpu'
-   */
-  device?: Device;
-}
-
-/** Options of {@link BuiltinPolicy.clone}. */
-export interface CloneOptions {
-  /** Device of the copy (its weights travel through host memory when it differs). @defaultValue the source's device */
-  device?: Device;
-}
+/** Options of {@link BuiltinPolicy.create} and {@link BuiltinPolicy.load}: BUILTIN_OPTIONS (lib/policy/options.ts). */
+export type { BuiltinOptions };
+/** Options of {@link BuiltinPolicy.clone}: CLONE_OPTIONS. */
+export type { CloneOptions };
 
 /** Where a native model lives: its addon and device, and the setting a copy on another addon repeats. */
 interface ModelSite {
@@ -51,8 +35,6 @@ interface ModelSite {
   device: ResolvedDevice;
   bf16: boolean;
 }
-
-const BUILTIN_KEYS = ['seed', 'tokenizer', 'optimizer', 'bf16Matmuls', 'device'] as const;
 
 /** Learning rate of optimizer step `step` (1-based) under the schedule. */
 export function scheduledLearningRate(o: Required<OptimizerOptions>, step: number): number {
@@ -92,8 +74,7 @@ export class BuiltinPolicy implements Policy {
 
   /** A new model with weights drawn from N(0, 0.02²) keyed by `seed` (blocks while it draws them: see {@link createAsync}). */
   static create(config: ModelConfig, options: BuiltinOptions = {}): BuiltinPolicy {
-    const policy = BuiltinPolicy.allocate(config, options, 'create');
-    const seed = check.integer('BuiltinPolicy.create seed', options.seed ?? 0, 0);
+    const { policy, seed } = BuiltinPolicy.allocate(config, options, 'create');
     wrapNative(() => policy.addon.modelInit(policy.live(), seed, false));
     return policy;
   }
@@ -101,23 +82,21 @@ export class BuiltinPolicy implements Policy {
   /** {@link create} with the weights drawn off the event loop (seconds for a 0.5B model); same weights for the same seed. */
   static createAsync(config: ModelConfig, options: BuiltinOptions = {}): Promise<BuiltinPolicy> {
     return rejectOnThrow(async () => {
-      const policy = BuiltinPolicy.allocate(config, options, 'createAsync');
-      const seed = check.integer('BuiltinPolicy.createAsync seed', options.seed ?? 0, 0);
+      const { policy, seed } = BuiltinPolicy.allocate(config, options, 'createAsync');
       await callAsync((a) => policy.addon.modelInit(policy.live(), seed, a), () => undefined);
       return policy;
     });
   }
 
-  /** A model with zero parameters (filled by create or load) on the device of `options`; `fn` names the caller. */
-  private static allocate(config: ModelConfig, options: BuiltinOptions, fn: string): BuiltinPolicy {
-    check.knownKeys('BuiltinPolicy options', options, BUILTIN_KEYS);
+  /** A model with zero parameters (filled by create or load) on the device of `options`, and its seed; `fn` names the caller. */
+  private static allocate(config: ModelConfig, options: BuiltinOptions, fn: string): { policy: BuiltinPolicy; seed: number } {
+    const o = checkOptions(BUILTIN_OPTIONS, callNaming(`BuiltinPolicy.${fn}`), options, defaultsOf(BUILTIN_OPTIONS));
     checkConfig(config);
-    if (options.tokenizer && options.tokenizer.vocabSize > config.vocabSize) {
-      throw new GrpoError('GRPO_SHAPE_MISMATCH', `The tokenizer has ${options.tokenizer.vocabSize} tokens but config.vocabSize is ${config.vocabSize}`);
+    if (o.tokenizer && o.tokenizer.vocabSize > config.vocabSize) {
+      throw new GrpoError('GRPO_SHAPE_MISMATCH', `The tokenizer has ${o.tokenizer.vocabSize} tokens but config.vocabSize is ${config.vocabSize}`);
     }
-    const bf16 = check.boolean('BuiltinPolicy.create bf16Matmuls', options.bf16Matmuls ?? false);
-    const target = modelBinding(`BuiltinPolicy.${fn}`, options.device);
-    return BuiltinPolicy.empty(config, { ...target, bf16 }, options.tokenizer, options.optimizer ?? {}, false);
+    const target = modelBinding(`BuiltinPolicy.${fn}`, o.device);
+    return { policy: BuiltinPolicy.empty(config, { ...target, bf16: o.bf16Matmuls }, o.tokenizer, o.optimizer ?? {}, false), seed: o.seed };
   }
 
   /** A model with zero parameters on `model`'s addon. */
@@ -135,7 +114,7 @@ export class BuiltinPolicy implements Policy {
    */
   static async load(dir: string, options: Omit<BuiltinOptions, 'seed'> = {}): Promise<BuiltinPolicy> {
     const loaded = await loadCheckpoint(dir);
-    const policy = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer }, 'load');
+    const { policy } = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer }, 'load');
     policy.setTensors(loaded.tensors);
     if (loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
     return policy;
@@ -231,8 +210,8 @@ export class BuiltinPolicy implements Policy {
   /** A frozen copy of the parameters (no optimizer state), on this policy's device unless `options.device` says otherwise. */
   clone(options: CloneOptions = {}): Promise<BuiltinPolicy> {
     return this.serial(async () => {
-      check.knownKeys('clone options', options, ['device']);
-      const target = options.device === undefined ? this.site : { ...modelBinding('BuiltinPolicy.clone', options.device), bf16: this.site.bf16 };
+      const { device } = checkOptions(CLONE_OPTIONS, callNaming('clone'), options, {});
+      const target = device === undefined ? this.site : { ...modelBinding('BuiltinPolicy.clone', device), bf16: this.site.bf16 };
       if (target.binding === this.addon) {
         const handle = wrapNative(() => this.addon.modelClone(this.live()));
         return new BuiltinPolicy(this.config, { ...target, handle }, this.tokenizer, this.optimizer, true);
@@ -285,8 +264,8 @@ export class BuiltinPolicy implements Policy {
 
   private async optimizerStepNow(options: OptimizerStepOptions): Promise<OptimizerStepResult> {
     this.trainable();
-    check.knownKeys('optimizerStep options', options, ['learningRate']);
-    const learningRate = options.learningRate ?? scheduledLearningRate(this.optimizer, this.steps + 1);
+    const given = checkOptions(OPTIMIZER_STEP_OPTIONS, callNaming('optimizerStep'), options, {});
+    const learningRate = given.learningRate ?? scheduledLearningRate(this.optimizer, this.steps + 1);
     const o = this.optimizer, norm = new Float32Array(1);
     const adamw = { lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm };
     await callAsync((a) => this.addon.modelAdamw(this.live(), adamw, norm, a), () => undefined);
@@ -300,12 +279,11 @@ export class BuiltinPolicy implements Policy {
 
   private async scoreNow(batch: SequenceBatch, options: ScoreOptions, train: boolean) {
     this.training = undefined;
-    check.knownKeys('score options', options, ['temperature', 'onProgress']);
-    const temperature = check.number('score temperature', options.temperature ?? 1, (t) => t > 0 && Number.isFinite(t), 'to be finite and > 0');
+    const { temperature, onProgress } = checkOptions(SCORE_OPTIONS, callNaming('score'), options, defaultsOf(SCORE_OPTIONS));
     const packed = packBatch(batch, this.config.vocabSize, this.config.maxPositions);
     const T = packed.tokens.length, logp = new Float32Array(T), entropy = new Float32Array(T);
     await callAsync((a) => this.addon.modelScore(this.live(), packed.tokens, packed.offsets, packed.targets, { temperature, ignoreIndex: IGNORE_INDEX }, train, logp, entropy, a), () => undefined);
-    options.onProgress?.(1);
+    onProgress?.(1);
     return { scores: { logp: unpack(logp, packed), entropy: unpack(entropy, packed) }, packed };
   }
 

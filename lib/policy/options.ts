@@ -1,6 +1,7 @@
 // The options of the built-in policy's optimizer and of Policy.generate, declared once.
 import { SAMPLING_OPTIONS } from '../options/sampling.js';
 import * as opt from '../options/schema.js';
+import type { Tokenizer } from './tokenizer.js';
 
 /** AdamW settings and the learning-rate schedule (linear warmup, then cosine decay to minLearningRate). */
 export const OPTIMIZER_OPTIONS = {
@@ -32,3 +33,42 @@ export const GENERATE_OPTIONS = { ...GENERATE_SAMPLER_OPTIONS, ...GENERATE_STOP_
 
 export type GenerateOptions = opt.OptionsOf<typeof GENERATE_OPTIONS>;
 export const GENERATE_DEFAULTS = opt.defaultsOf(GENERATE_STOP_OPTIONS);
+
+/** Error names of a policy call's options: `score temperature`, `score options`. */
+export function callNaming(call: string): opt.Naming {
+  return { field: (path) => `${call} ${path}`, object: (path) => (path ? `${call} options ${path}` : `${call} options`) };
+}
+
+/** Options of score and forward (and the scoring half of step). */
+export const SCORE_OPTIONS = {
+  temperature: opt.number(1, 'Logits are divided by it before the softmax.', opt.POSITIVE),
+  onProgress: opt.callback<((fraction: number) => void) | undefined>(undefined, '(fraction: number) => void', 'Called with the fraction done of long calls.', 'none'),
+};
+
+/** Options of optimizerStep. */
+export const OPTIMIZER_STEP_OPTIONS = {
+  learningRate: opt.number(undefined, 'Learning rate of this step (overrides the schedule).', opt.NON_NEGATIVE, { defaultDoc: 'the policy\'s schedule' }),
+};
+
+/** Options of step: the forward's, the optimizer step's, and progress (0.5 forward, 0.9 backward, 1 optimizer). */
+export const STEP_OPTIONS = { ...SCORE_OPTIONS, ...OPTIMIZER_STEP_OPTIONS };
+
+/** Options of BuiltinPolicy.clone. */
+export const CLONE_OPTIONS = {
+  device: { ...opt.device(' to copy onto'), doc: 'Device of the copy (its weights travel through host memory when it differs).', defaultDoc: 'the source\'s device' },
+};
+
+/** Options of BuiltinPolicy.create, createAsync and load (load ignores the seed). */
+export const BUILTIN_OPTIONS = {
+  seed: opt.integer(0, 'Initialisation seed (ignored when loading).', 0),
+  tokenizer: opt.opaque<Tokenizer>('Tokenizer', 'The tokenizer of generate and save (its vocabulary must fit config.vocabSize).', 'none (load: the checkpoint\'s)'),
+  optimizer: opt.opaque<OptimizerOptions>('object', 'AdamW settings and learning-rate schedule (OPTIMIZER_OPTIONS: the optimizer table).', 'OPTIMIZER_DEFAULTS'),
+  bf16Matmuls: opt.boolean(false, 'Multiply the dense layers (q/k/v/o projections, MLP) in bfloat16 with float32 sums where the CPU has AVX512_BF16 (about twice as fast; attention and the LM head stay float32).'),
+  device: { ...opt.device(), doc: 'Where the model lives: "cpu", "cuda" (GRPO_CUDA_UNAVAILABLE when CUDA cannot run here) or "auto" (CUDA when available). The GPU model is unverified, hence the default.' },
+};
+
+export type ScoreOptions = opt.OptionsOf<typeof SCORE_OPTIONS>;
+export type OptimizerStepOptions = opt.OptionsOf<typeof OPTIMIZER_STEP_OPTIONS>;
+export type StepOptions = opt.OptionsOf<typeof STEP_OPTIONS>;
+export type CloneOptions = opt.OptionsOf<typeof CLONE_OPTIONS>;
+export type BuiltinOptions = opt.OptionsOf<typeof BUILTIN_OPTIONS>;

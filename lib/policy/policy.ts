@@ -2,9 +2,11 @@
 // (builtin.ts) implements it; a remote inference server can implement it the same way. A training update
 // is three calls in sequence (forward → the trainer's loss → backward → optimizerStep); policyStep chains them.
 import type { ResolvedDevice } from '../binding/index.js';
-import * as check from '../validate.js';
+import { checkOptions } from '../options/schema.js';
 import type { ModelConfig } from './config.js';
-import type { GenerateOptions } from './options.js';
+import {
+  callNaming, STEP_OPTIONS, type GenerateOptions, type OptimizerStepOptions, type ScoreOptions, type StepOptions,
+} from './options.js';
 import type { Tokenizer } from './tokenizer.js';
 
 /** Prompts and completions as token ids; completion i follows prompt i. */
@@ -13,13 +15,8 @@ export interface SequenceBatch {
   completions: readonly ArrayLike<number>[];
 }
 
-/** Options of {@link Policy.score}. */
-export interface ScoreOptions {
-  /** Logits are divided by it before the softmax. @defaultValue 1 */
-  temperature?: number;
-  /** Called with the fraction done of long calls. @defaultValue none */
-  onProgress?: (fraction: number) => void;
-}
+/** Options of {@link Policy.score} and {@link Policy.forward}: SCORE_OPTIONS (lib/policy/options.ts). */
+export type { ScoreOptions };
 
 /** Per completion token: logp [completion length] and entropy [completion length]. */
 export interface ScoreResult {
@@ -50,11 +47,8 @@ export interface Forward {
   handle: ForwardHandle;
 }
 
-/** Options of {@link Policy.optimizerStep}. */
-export interface OptimizerStepOptions {
-  /** Learning rate of this step (overrides the schedule). @defaultValue the policy's schedule */
-  learningRate?: number;
-}
+/** Options of {@link Policy.optimizerStep}: OPTIMIZER_STEP_OPTIONS. */
+export type { OptimizerStepOptions };
 
 export interface OptimizerStepResult {
   /** Global L2 norm of the gradients before clipping. */
@@ -67,8 +61,8 @@ export interface OptimizerStepResult {
 /** A loss over the scores of one batch (e.g. the GRPO policy loss, or {@link sftLoss}). */
 export type LossFunction = (scores: ScoreResult, batch: SequenceBatch) => LossOutput;
 
-/** Options of {@link policyStep}: the forward's, the optimizer step's, and progress (0.5 forward, 0.9 backward, 1 optimizer). */
-export interface StepOptions extends ScoreOptions, OptimizerStepOptions {}
+/** Options of {@link policyStep}: STEP_OPTIONS (the forward's, the optimizer step's, and progress). */
+export type { StepOptions };
 
 export interface StepResult extends OptimizerStepResult {
   loss: number;
@@ -122,8 +116,7 @@ export type TrainablePolicy = Pick<Policy, 'forward' | 'backward' | 'optimizerSt
  * 0.9 and 1 after each of the three calls.
  */
 export async function policyStep(policy: TrainablePolicy, batch: SequenceBatch, loss: LossFunction, options: StepOptions = {}): Promise<StepResult> {
-  check.knownKeys('step options', options, ['temperature', 'onProgress', 'learningRate']);
-  const { onProgress, learningRate, ...scoring } = options;
+  const { onProgress, learningRate, ...scoring } = checkOptions(STEP_OPTIONS, callNaming('step'), options, {});
   const { scores, handle } = await policy.forward(batch, scoring);
   onProgress?.(0.5);
   const out = loss(scores, batch);
