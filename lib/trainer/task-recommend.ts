@@ -1,6 +1,7 @@
 // The recommendation task (rank-grpo, remark, remark-mean): movies-multi requests, rank rewards
 // against the recipe's target, rank-wise advantages scattered onto each item's tokens.
 import { loadMoviesMulti, loadMoviesMultiCatalogs, loadMoviesMultiFilms, MOVIES_MULTI_DIR } from '../data/movies-multi-files.js';
+import { assembleRankRewards } from '../batch/rank-rewards.js';
 import type { RecRequest } from '../data/schemas.js';
 import { createSampler, type PromptSampler, type SampledPrompt } from '../data/samplers.js';
 import { zeroRewardFractions } from '../eval/diagnostics.js';
@@ -80,14 +81,12 @@ function segmentRollout(rewards: RankRewardBatch, rollout: Rollout, tokenizer: T
 }
 
 /**
- * Rank rewards [G, S, K] with the weighted length reward added at rank 1. Rank-GRPO's `_calculate_rewards`
- * (libs/trl/rank_grpo_trainer.py L1415–1439, L1784–1786) NaN-pads a scalar reward function's [N, 1] output to
- * [N, K] and takes the weighted nansum over functions, so a per-list reward enters the rank-1 cell only.
+ * Rank rewards [G, S, K] with the weighted length reward, assembled as Rank-GRPO's `_calculate_rewards` does
+ * (assembleRankRewards): a per-list reward enters the rank-1 cell only.
  */
 export function withLengthReward(batch: RankRewardBatch, ranks: number, weight: number): Float32Array {
-  const rewards = batch.rewards.slice();
-  if (weight !== 0) batch.length.forEach((length, b) => (rewards[b * ranks] += weight * length));
-  return rewards;
+  const rankRows = Array.from(batch.length, (_, b) => batch.rewards.subarray(b * ranks, (b + 1) * ranks)); // [N][K]
+  return assembleRankRewards([rankRows, Array.from(batch.length)], { weights: [1, weight], ranks }).rewards;
 }
 
 export function recommendTask(config: TrainerConfig, recipe: Recipe, data: MoviesData, tokenizer: Tokenizer): Task<RecPrompts, RecRewards> {
