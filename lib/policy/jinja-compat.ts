@@ -20,11 +20,9 @@ export function rewriteUndefinedAttributeTests(node: unknown): void {
   const pending: unknown[] = [node];
   while (pending.length > 0) {
     const current = pending.pop();
-    if (Array.isArray(current)) {
-      pending.push(...current);
-    } else if (current && typeof current === 'object') {
+    if (current && typeof current === 'object') {
       if ((current as Node).type === 'FilterExpression') rewriteFilter((current as Node).filter as Node);
-      pending.push(...Object.values(current));
+      for (const child of Object.values(current)) pending.push(child); // arrays too: their values are their items
     }
   }
 }
