@@ -1,19 +1,15 @@
 // Hugging Face tokenizer.json through @huggingface/tokenizers, with character offsets per token
 // (that library has none, so they come from decoding growing prefixes), and chat templates from
-// tokenizer_config.json rendered with @huggingface/jinja.
+// tokenizer_config.json rendered as transformers renders them (chat-template.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Template } from '@huggingface/jinja';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { GrpoError } from '../errors.js';
 import { readUserJson } from '../user-files.js';
 import { byteToUnicode } from './bpe-train.js';
+import { ChatTemplate, specialTokensOf, tokenText, type ChatMessage, type ChatTemplateOptions } from './chat-template.js';
 
-/** One chat message for {@link Tokenizer.applyChatTemplate}. */
-export interface ChatMessage {
-  role: string;
-  content: string;
-}
+export type { ChatMessage, ChatTemplateOptions } from './chat-template.js';
 
 /** Token ids and, per token, the [start, end) character span it decodes to. */
 export interface Encoded {
@@ -24,14 +20,13 @@ export interface Encoded {
 
 type Json = Record<string, unknown>;
 
-const REPLACEMENT = '\uFFFD';
-
 export class Tokenizer {
   readonly vocabSize: number;
   readonly eosTokenId: number | undefined;
   readonly bosTokenId: number | undefined;
   private readonly inner: HfTokenizer;
   private readonly chatTemplate: string | undefined;
+  private compiledTemplate: ChatTemplate | undefined;
   private readonly config: Json;
   private readonly json: Json;
   /** Printable character → byte, when the decoder is ByteLevel. */
@@ -85,7 +80,7 @@ export class Tokenizer {
   offsets(ids: ArrayLike<number>): Int32Array {
     const text = this.decode(ids);
     const fast = this.byteTable ? this.byteLevelOffsets(ids, this.byteTable) : undefined;
-    return fast && (fast.length === 0 || fast[fast.length - 1] === text.length) ? fast : this.prefixOffsets(ids);
+    return fast && (fast.length === 0 || fast[fast.length - 1] === text.length) ? fast : this.prefixOffsets(ids, text);
   }
 
   private byteLevelOffsets(ids: ArrayLike<number>, table: Map<string, number>): Int32Array | undefined {
@@ -104,14 +99,13 @@ export class Tokenizer {
     return out;
   }
 
-  private prefixOffsets(ids: ArrayLike<number>): Int32Array {
+  /** Token i ends where decode(ids[0..i]) stops agreeing with decode(ids): an unfinished character (U+FFFD) or a clean-up that the next token changes. */
+  private prefixOffsets(ids: ArrayLike<number>, text: string): Int32Array {
     const out = new Int32Array(2 * ids.length);
     const all = Array.from(ids);
     let previous = 0;
     for (let i = 0; i < all.length; i++) {
-      let text = this.decode(all.slice(0, i + 1));
-      if (i + 1 < all.length) while (text.endsWith(REPLACEMENT)) text = text.slice(0, -1);
-      const end = Math.max(previous, text.length);
+      const end = i + 1 === all.length ? text.length : Math.max(previous, commonPrefixLength(this.decode(all.slice(0, i + 1)), text));
       out[2 * i] = previous;
       out[2 * i + 1] = end;
       previous = end;
@@ -124,26 +118,16 @@ export class Tokenizer {
     return this.inner.token_to_id(token);
   }
 
-  /** Renders the chat template of tokenizer_config.json. */
-  applyChatTemplate(messages: readonly ChatMessage[], options: { addGenerationPrompt?: boolean } = {}): string {
+  /** Whether tokenizer_config.json has a chat_template. */
+  get hasChatTemplate(): boolean {
+    return this.chatTemplate !== undefined;
+  }
+
+  /** Renders the chat template of tokenizer_config.json (parsed on first use) as transformers' apply_chat_template(tokenize=False). */
+  applyChatTemplate(messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): string {
     if (!this.chatTemplate) throw new GrpoError('GRPO_UNSUPPORTED', 'this tokenizer has no chat_template in tokenizer_config.json');
-    let template: Template;
-    try {
-      template = new Template(this.chatTemplate);
-    } catch (error) {
-      throw new GrpoError('GRPO_DATA_FORMAT', `tokenizer_config.json: chat_template does not parse (${(error as Error).message})`, { cause: error });
-    }
-    try {
-      return template.render({
-        messages: messages.map((m) => ({ ...m })),
-        add_generation_prompt: options.addGenerationPrompt ?? true,
-        bos_token: tokenText(this.config.bos_token) ?? '',
-        eos_token: tokenText(this.config.eos_token) ?? '',
-      });
-    } catch (error) {
-      // e.g. a template's raise_exception("Conversation roles must alternate user/assistant")
-      throw new GrpoError('GRPO_INVALID_ARGUMENT', `tokenizer_config.json: chat_template failed on these messages (${(error as Error).message})`, { cause: error });
-    }
+    this.compiledTemplate ??= new ChatTemplate(this.chatTemplate, specialTokensOf(this.config));
+    return this.compiledTemplate.render(messages, options);
   }
 
   private idOf(token: unknown): number | undefined {
@@ -152,10 +136,10 @@ export class Tokenizer {
   }
 }
 
-function tokenText(token: unknown): string | undefined {
-  if (typeof token === 'string') return token;
-  if (token && typeof token === 'object' && typeof (token as Json).content === 'string') return (token as Json).content as string;
-  return undefined;
+function commonPrefixLength(a: string, b: string): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a.charCodeAt(n) === b.charCodeAt(n)) n++;
+  return n;
 }
 
 /** One more than the largest id of the vocab and the added tokens (a loop: a 150k-token vocab overflows `Math.max(...ids)`). */

@@ -4,6 +4,7 @@ import { DEVICES } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import { resolveLossOptions, type PolicyLossOptions } from '../kernels/loss.js';
 import { NORMALIZE_OPTIONS } from '../options/advantages.js';
+import { PROMPT_OPTIONS } from '../options/prompt.js';
 import {
   boolean, choice, defaultsOf, integer, nested, number, POSITIVE, string, type Field, type Naming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_OPTIONS } from '../options/token-advantages.js';
@@ -88,6 +89,7 @@ export const TRAINER_OPTIONS = {
   checkpointEvery: integer(250, 'Save a checkpoint every this many steps (and at the end, and on Ctrl-C).', 1),
   evalMaxNewTokens: integer(0, 'Maximum completion tokens at evaluation (greedy); 0 = generation.maxNewTokens.', 0),
   testPrompts: integer(0, 'Test prompts evaluated at the end; 0 = the whole split.', 0),
+  prompt: nested(PROMPT_OPTIONS, 'How prompts reach the policy: through its tokenizer\'s chat template (docs/policy.md).'),
   generation: nested(GENERATION_OPTIONS, 'Sampling of the S candidates of each prompt.'),
   rewards: nested(REWARD_OPTIONS, 'Rewards (the recipe picks which fields apply).'),
   advantages: nested(ADVANTAGE_OPTIONS, 'Advantages (normalisation and placement on tokens).'),
@@ -98,6 +100,7 @@ export const TRAINER_OPTIONS = {
 
 export type TrainerConfig = ValuesOf<typeof TRAINER_OPTIONS>;
 export type GenerationConfig = TrainerConfig['generation'];
+export type PromptConfig = TrainerConfig['prompt'];
 export type RewardConfig = TrainerConfig['rewards'];
 export type AdvantageConfig = TrainerConfig['advantages'];
 export type ValidationConfig = TrainerConfig['validation'];

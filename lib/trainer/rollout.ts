@@ -31,7 +31,8 @@ export function tokenizerOf(policy: Policy): Tokenizer {
 /** Prompt text → ids, with the tokenizer's BOS in front when it has one. */
 export function encodePrompt(tokenizer: Tokenizer, text: string): Int32Array {
   const ids = tokenizer.encode(text).ids;
-  if (tokenizer.bosTokenId === undefined) return ids;
+  // A chat template that writes {{ bos_token }} already put it there (transformers encodes such text without specials).
+  if (tokenizer.bosTokenId === undefined || ids[0] === tokenizer.bosTokenId) return ids;
   const out = new Int32Array(ids.length + 1);
   out[0] = tokenizer.bosTokenId;
   out.set(ids, 1);

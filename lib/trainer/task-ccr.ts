@@ -14,6 +14,7 @@ import { ccrRewardBatch, packProblems, type CcrBatchRewards } from '../rewards/c
 import { firstTokenFrom } from '../rewards/segments.js';
 import type { DataConfig, TrainerConfig } from './config.js';
 import { resolvedOptions } from './recipes.js';
+import { promptFormatter } from './prompt-template.js';
 import { greedyCompletions } from './rollout.js';
 import { meanStd, type EvalSplit, type Evaluation, type Task } from './task.js';
 import { rewardFunctionMeans, sequenceRewardMetrics } from './trl-metrics.js';
@@ -48,12 +49,13 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
   const sampler = new PromptSampler(groups.map(() => 1), { unit: 'requests', batchSize: config.groups, seed: config.seed });
   const rewardOptions = { wAcc: config.rewards.wAcc, wFmt: config.rewards.wFmt };
   const options = resolvedOptions(config);
+  const format = promptFormatter(tokenizer, config.prompt);
 
   return {
     epochOf: (step) => sampler.batch(step)[0].epoch,
     prompts(step) {
       const picked = sampler.batch(step).map((d) => groups[d.request]);
-      return { texts: picked.map((g) => packProblems(g, { n })), truths: picked.map((g) => g.map((p) => p.answer)) };
+      return { texts: picked.map((g) => format(packProblems(g, { n }))), truths: picked.map((g) => g.map((p) => p.answer)) };
     },
     rewards(prompts, rollout) {
       const r = ccrRewardBatch(rollout.texts, prompts.truths, S, rewardOptions);
@@ -84,7 +86,7 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
     async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {
       const problems = count > 0 ? data[split].slice(0, count) : data[split];
       const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
-      const { texts, tokens } = await greedyCompletions(policy, problems.map((p) => packProblems([p], { n: 1 })), maxNewTokens);
+      const { texts, tokens } = await greedyCompletions(policy, problems.map((p) => format(packProblems([p], { n: 1 }))), maxNewTokens);
       const m = evaluateCcr(problems.map((p, i) => ({ completion: texts[i], truths: [p.answer], tokens: tokens[i] })));
       return {
         values: { accuracy: m.accuracy, completionTokens: m.length },

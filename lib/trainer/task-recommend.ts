@@ -16,6 +16,7 @@ import { rankRewardsBatch, type RankRewardBatch } from '../rewards/recommend.js'
 import { itemSegments } from '../rewards/segments.js';
 import type { TrainerConfig } from './config.js';
 import { resolvedOptions, type Recipe } from './recipes.js';
+import { promptFormatter } from './prompt-template.js';
 import { greedyCompletions, padRows, type Rollout } from './rollout.js';
 import { meanStd, type EvalSplit, type Evaluation, type Task } from './task.js';
 import { rankRewardMetrics, rewardFunctionMeans } from './trl-metrics.js';
@@ -97,12 +98,13 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
   const evalOptions: RecEvalOptions = { ks: [ranks], yearTolerance: config.rewards.yearTolerance, catalog, popularity: data.popularity };
   const S = config.candidates;
   const options = resolvedOptions(config);
+  const format = promptFormatter(tokenizer, config.prompt);
 
   return {
     epochOf: (step) => sampler.batch(step)[0].epoch,
     prompts(step) {
       const draws = sampler.batch(step);
-      return { draws, texts: draws.map((d) => recommendPrompt(data.train[d.request].request, ranks)) };
+      return { draws, texts: draws.map((d) => format(recommendPrompt(data.train[d.request].request, ranks))) };
     },
     rewards(prompts, rollout) {
       const texts = prompts.draws.map((_, g) => rollout.texts.slice(g * S, (g + 1) * S));
@@ -138,7 +140,7 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
     async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {
       const requests = count > 0 ? data[split].slice(0, count) : data[split];
       const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
-      const { texts } = await greedyCompletions(policy, requests.map((r) => recommendPrompt(r.request, ranks)), maxNewTokens);
+      const { texts } = await greedyCompletions(policy, requests.map((r) => format(recommendPrompt(r.request, ranks))), maxNewTokens);
       const [atK] = evaluateRecommendations(texts, requests, evalOptions);
       return { values: { ...atK.values }, series: { ...atK.series }, completions: texts };
     },
