@@ -55,6 +55,24 @@ void check_offsets(Napi::Env env, const std::vector<int64_t>& offsets, int64_t t
   if (offsets.size() < 2 || offsets.back() != tokens) throw_status(env, GRPO_ERR_SHAPE, "offsets must end at the token count");
 }
 
+constexpr Choice kRopeTypes[] = {
+    {"default", GRPO_ROPE_DEFAULT}, {"linear", GRPO_ROPE_LINEAR}, {"yarn", GRPO_ROPE_YARN}, {"llama3", GRPO_ROPE_LLAMA3}};
+
+void read_rope_scaling(Fields f, grpo_model_config& c) {
+  c.rope_type = f.choice("type", kRopeTypes);
+  c.rope_factor = f.f32("factor");
+  c.rope_low_freq_factor = f.f32("lowFreqFactor");
+  c.rope_high_freq_factor = f.f32("highFreqFactor");
+  c.rope_original_max_positions = f.integer("originalMaxPositions");
+  c.rope_beta_fast = f.f32("betaFast");
+  c.rope_beta_slow = f.f32("betaSlow");
+  c.rope_mscale = f.f32("mscale");
+  c.rope_mscale_all_dim = f.f32("mscaleAllDim");
+  c.rope_attention_factor = f.f32("attentionFactor");
+  c.rope_truncate = f.boolean("truncate");
+  f.done();
+}
+
 void read_config(Fields& f, grpo_model_config& c) {
   c.vocab_size = f.integer("vocabSize");
   c.hidden_size = f.integer("hiddenSize");
@@ -69,6 +87,7 @@ void read_config(Fields& f, grpo_model_config& c) {
   c.tie_word_embeddings = f.boolean("tieEmbeddings");
   c.attention_bias = f.boolean("attentionBias");
   c.qk_norm = f.boolean("qkNorm");
+  read_rope_scaling(f.object("ropeScaling"), c);
 }
 
 // (config) → a model with zero parameters

@@ -27,7 +27,18 @@ typedef struct grpo_model_config {
   float rms_norm_eps, rope_theta;
   int32_t tie_word_embeddings, attention_bias; /* booleans */
   int32_t qk_norm; /* boolean: RMSNorm over head_dim on each query and key head before RoPE (Qwen3) */
+  /* RoPE scaling, Hugging Face "rope_scaling" (zero-initialised = plain RoPE). The fields a type does not use are ignored. */
+  int32_t rope_type;                /* grpo_rope_type */
+  float rope_factor;                /* linear, yarn, llama3 */
+  float rope_low_freq_factor, rope_high_freq_factor; /* llama3 */
+  int64_t rope_original_max_positions; /* llama3, yarn: the pre-training context */
+  float rope_beta_fast, rope_beta_slow; /* yarn */
+  float rope_mscale, rope_mscale_all_dim; /* yarn: derive the attention factor from these when both are > 0 */
+  float rope_attention_factor;      /* yarn: the cos/sin scale; 0 = derive it from factor (and mscale) */
+  int32_t rope_truncate;            /* yarn: boolean, floor/ceil the correction range */
 } grpo_model_config;
+
+typedef enum grpo_rope_type { GRPO_ROPE_DEFAULT = 0, GRPO_ROPE_LINEAR = 1, GRPO_ROPE_YARN = 2, GRPO_ROPE_LLAMA3 = 3 } grpo_rope_type;
 
 /* A model whose parameters are all zero (to be filled by grpo_model_init or grpo_model_set_tensor). */
 grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out);
