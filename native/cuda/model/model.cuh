@@ -13,6 +13,7 @@
 #include "grpo/model.h"
 #include "layer.h"
 #include "params.h"
+#include "rope.h"
 
 namespace grpo::cuda::model {
 
