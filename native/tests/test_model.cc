@@ -1,5 +1,5 @@
 // The built-in decoder: finite-difference gradients of every tensor (so every layer: embedding,
-// RMSNorm, rotary attention with GQA, biases and per-head q/k norms, SwiGLU, final norm, LM head) on
+// RMSNorm, rotary attention with GQA (plain and YaRN-scaled), biases and per-head q/k norms, SwiGLU, final norm, LM head) on
 // tiny configs, bitwise determinism across thread counts, and AdamW against its formula.
 #include <cmath>
 #include <string>
@@ -12,6 +12,18 @@ namespace {
 
 grpo_model_config tiny(bool tied, bool bias, bool qk_norm = false) {
   return {13, 8, 12, 2, 4, 2, qk_norm ? 4 : 2, 16, 1e-5f, 10000.0f, tied ? 1 : 0, bias ? 1 : 0, qk_norm ? 1 : 0};
+}
+
+// YaRN on head_dim 4 over an original context of 4 positions: the 6-token sequence reaches the interpolated
+// frequencies, and cos/sin carry the attention factor 0.1·ln 4 + 1 (its backward scales too).
+grpo_model_config with_yarn(grpo_model_config c) {
+  c.rope_type = GRPO_ROPE_YARN;
+  c.rope_factor = 4.0f;
+  c.rope_original_max_positions = 4;
+  c.rope_beta_fast = 32.0f;
+  c.rope_beta_slow = 1.0f;
+  c.rope_truncate = 1;
+  return c;
 }
 
 struct Batch {
@@ -48,9 +60,9 @@ grpo_model* randomised(const grpo_model_config& config) {
 }
 
 // Analytic gradient of tensor `index` (read back through a parameter probe) vs central differences.
-void gradients_match_finite_differences(bool tied, bool bias, bool qk_norm) {
+void gradients_match_finite_differences(const grpo_model_config& config) {
   Batch b;
-  grpo_model* m = randomised(tiny(tied, bias, qk_norm));
+  grpo_model* m = randomised(config);
   const int64_t P = grpo_model_num_parameters(m);
   loss(m, b, true);
   CHECK(grpo_model_zero_grad(m) == GRPO_OK);
@@ -157,6 +169,11 @@ void bad_input_is_rejected() {
   bad.num_key_value_heads = 3;
   grpo_model* m = nullptr;
   CHECK(grpo_model_create(&bad, &m) == GRPO_ERR_VALUE_RANGE);
+  grpo_model_config bad_rope = with_yarn(tiny(false, false));
+  bad_rope.rope_factor = 0.5f;
+  CHECK(grpo_model_create(&bad_rope, &m) == GRPO_ERR_VALUE_RANGE);
+  bad_rope.rope_type = 9;
+  CHECK(grpo_model_create(&bad_rope, &m) == GRPO_ERR_VALUE_RANGE);
   grpo_model_config good = tiny(false, false);
   CHECK(grpo_model_create(&good, &m) == GRPO_OK);
   std::vector<int32_t> tokens{1, 99}, targets{-100, -100};
@@ -175,9 +192,10 @@ void bad_input_is_rejected() {
 }  // namespace
 
 int main() {
-  gradients_match_finite_differences(false, true, false);
-  gradients_match_finite_differences(true, false, false);
-  gradients_match_finite_differences(false, false, true);  // Qwen3: per-head q/k norms, head_dim != hidden / heads
+  gradients_match_finite_differences(tiny(false, true, false));
+  gradients_match_finite_differences(tiny(true, false, false));
+  gradients_match_finite_differences(tiny(false, false, true));  // Qwen3: per-head q/k norms, head_dim != hidden / heads
+  gradients_match_finite_differences(with_yarn(tiny(false, false, true)));  // scaled RoPE frequencies and cos/sin
   adamw_matches_formula();
   same_bits_for_any_thread_count();
   bad_input_is_rejected();
