@@ -27,7 +27,7 @@ struct Config {
   int64_t kv_dim() const { return kv_heads * head_dim; }
 };
 
-// Checks every field (GRPO_ERR_VALUE_RANGE naming the field) and converts from the C ABI struct.
-Config make_config(const grpo_model_config& c);
+// Checks every field (GRPO_ERR_VALUE_RANGE naming the field) and converts from the C ABI structs (rope NULL: plain RoPE).
+Config make_config(const grpo_model_config& c, const grpo_rope_scaling* rope = nullptr);
 
 }  // namespace grpo::model

@@ -16,14 +16,15 @@ grpo_model_config tiny(bool tied, bool bias, bool qk_norm = false) {
 
 // YaRN on head_dim 4 over an original context of 4 positions: the 6-token sequence reaches the interpolated
 // frequencies, and cos/sin carry the attention factor 0.1·ln 4 + 1 (its backward scales too).
-grpo_model_config with_yarn(grpo_model_config c) {
-  c.rope_type = GRPO_ROPE_YARN;
-  c.rope_factor = 4.0f;
-  c.rope_original_max_positions = 4;
-  c.rope_beta_fast = 32.0f;
-  c.rope_beta_slow = 1.0f;
-  c.rope_truncate = 1;
-  return c;
+grpo_rope_scaling yarn() {
+  grpo_rope_scaling r{};
+  r.type = GRPO_ROPE_YARN;
+  r.factor = 4.0f;
+  r.original_max_position_embeddings = 4;
+  r.beta_fast = 32.0f;
+  r.beta_slow = 1.0f;
+  r.truncate = 1;
+  return r;
 }
 
 struct Batch {
@@ -43,9 +44,9 @@ double loss(grpo_model* m, const Batch& b, bool train) {
   return total;
 }
 
-grpo_model* randomised(const grpo_model_config& config) {
+grpo_model* randomised(const grpo_model_config& config, const grpo_rope_scaling* rope = nullptr) {
   grpo_model* m = nullptr;
-  CHECK(grpo_model_create(&config, &m) == GRPO_OK);
+  CHECK(grpo_model_create_scaled(&config, rope, &m) == GRPO_OK);
   CHECK(grpo_model_init(m, 42) == GRPO_OK);
   for (int64_t i = 0; i < grpo_model_num_tensors(m); ++i) {
     const char* name;
@@ -60,9 +61,9 @@ grpo_model* randomised(const grpo_model_config& config) {
 }
 
 // Analytic gradient of tensor `index` (read back through a parameter probe) vs central differences.
-void gradients_match_finite_differences(const grpo_model_config& config) {
+void gradients_match_finite_differences(const grpo_model_config& config, const grpo_rope_scaling* rope = nullptr) {
   Batch b;
-  grpo_model* m = randomised(config);
+  grpo_model* m = randomised(config, rope);
   const int64_t P = grpo_model_num_parameters(m);
   loss(m, b, true);
   CHECK(grpo_model_zero_grad(m) == GRPO_OK);
@@ -169,11 +170,12 @@ void bad_input_is_rejected() {
   bad.num_key_value_heads = 3;
   grpo_model* m = nullptr;
   CHECK(grpo_model_create(&bad, &m) == GRPO_ERR_VALUE_RANGE);
-  grpo_model_config bad_rope = with_yarn(tiny(false, false));
-  bad_rope.rope_factor = 0.5f;
-  CHECK(grpo_model_create(&bad_rope, &m) == GRPO_ERR_VALUE_RANGE);
-  bad_rope.rope_type = 9;
-  CHECK(grpo_model_create(&bad_rope, &m) == GRPO_ERR_VALUE_RANGE);
+  const grpo_model_config good_shape = tiny(false, false);
+  grpo_rope_scaling bad_rope = yarn();
+  bad_rope.factor = 0.5f;
+  CHECK(grpo_model_create_scaled(&good_shape, &bad_rope, &m) == GRPO_ERR_VALUE_RANGE);
+  bad_rope.type = 9;
+  CHECK(grpo_model_create_scaled(&good_shape, &bad_rope, &m) == GRPO_ERR_VALUE_RANGE);
   grpo_model_config good = tiny(false, false);
   CHECK(grpo_model_create(&good, &m) == GRPO_OK);
   std::vector<int32_t> tokens{1, 99}, targets{-100, -100};
@@ -195,7 +197,8 @@ int main() {
   gradients_match_finite_differences(tiny(false, true, false));
   gradients_match_finite_differences(tiny(true, false, false));
   gradients_match_finite_differences(tiny(false, false, true));  // Qwen3: per-head q/k norms, head_dim != hidden / heads
-  gradients_match_finite_differences(with_yarn(tiny(false, false, true)));  // scaled RoPE frequencies and cos/sin
+  const grpo_rope_scaling scaled = yarn();
+  gradients_match_finite_differences(tiny(false, false, true), &scaled);  // scaled RoPE frequencies and cos/sin
   adamw_matches_formula();
   same_bits_for_any_thread_count();
   bad_input_is_rejected();
