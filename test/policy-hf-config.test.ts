@@ -158,6 +158,8 @@ describe('fields refused with GRPO_UNSUPPORTED naming them', () => {
     ['attention_dropout', { ...qwen2, attention_dropout: 0.1 }, 'attention_dropout = 0.1'],
     ['hidden_act', { ...llama, hidden_act: 'gelu' }, 'hidden_act "gelu"'],
     ['mlp_bias', { ...llama, mlp_bias: true }, 'mlp_bias = true'],
+    ['Llama attention_bias (an o_proj bias too)', { ...llama, attention_bias: true }, 'attention_bias = true is not supported for LlamaForCausalLM'],
+    ['Qwen3 attention_bias (an o_proj bias too)', { ...qwen3, attention_bias: true }, 'attention_bias = true is not supported for Qwen3ForCausalLM'],
     ['architecture', { ...llama, architectures: ['Gemma2ForCausalLM'] }, 'Gemma2ForCausalLM'],
   ];
 
@@ -173,12 +175,13 @@ describe('fields refused with GRPO_UNSUPPORTED naming them', () => {
     for (const dtype of ['float16', 'float32', 'bfloat16']) expect(refusal({ ...qwen3, torch_dtype: dtype })).toBeUndefined();
   });
 
-  it('tie_word_embeddings false and attention_bias true carry into the model (separate lm_head.weight, q/k/v biases)', () => {
+  it('tie_word_embeddings false is a separate lm_head.weight; Mistral never has attention biases', () => {
     const small = { vocab_size: 16, hidden_size: 16, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8 };
-    const config = configFromHf({ ...llama, ...small, tie_word_embeddings: false, attention_bias: true });
-    const names = BuiltinPolicy.create(config).tensorList().map((t) => t.name);
+    const names = BuiltinPolicy.create(configFromHf({ ...llama, ...small, tie_word_embeddings: false })).tensorList().map((t) => t.name);
     expect(names).toContain('lm_head.weight');
-    expect(names).toContain('model.layers.0.self_attn.q_proj.bias');
+    expect(configFromHf({ ...mistral, attention_bias: true }).attentionBias).toBe(false);
+    const biased: ModelConfig = { ...configFromHf({ ...llama, ...small }), attentionBias: true };
+    expect(() => BuiltinPolicy.create(biased)).toThrow(expect.objectContaining({ code: 'GRPO_UNSUPPORTED', message: expect.stringContaining('Qwen2ForCausalLM layout') }));
   });
 });
 

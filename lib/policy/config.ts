@@ -24,7 +24,7 @@ export interface ModelConfig {
   /** config.json "rope_scaling" (lib/policy/rope-scaling.ts). @defaultValue none: plain RoPE */
   ropeScaling?: RopeScaling;
   tieEmbeddings: boolean;
-  /** Bias on the q/k/v projections (Qwen2). */
+  /** Bias on the q/k/v projections (Qwen2's layout: architecture Qwen2ForCausalLM). */
   attentionBias: boolean;
   /** RMSNorm over head_dim on each query and key head before RoPE (Qwen3). @defaultValue false */
   qkNorm?: boolean;
@@ -95,6 +95,11 @@ function rejectUnsupported(json: Json, architecture: SupportedArchitecture): voi
     throw unsupported(`attention_dropout = ${JSON.stringify(json.attention_dropout)} is not supported (no dropout)`);
   }
   rejectSlidingWindow(json, architecture);
+  // transformers' Llama and Qwen3 attention put attention_bias on o_proj too (modeling_llama.py 210-221); Qwen2 biases
+  // q/k/v only, whatever the field says; Mistral never biases.
+  if (json.attention_bias === true && (architecture === 'LlamaForCausalLM' || architecture === 'Qwen3ForCausalLM')) {
+    throw unsupported(`attention_bias = true is not supported for ${architecture} (it adds an o_proj bias the built-in model lacks)`);
+  }
 }
 
 /** transformers 5 folds rope_theta and rope_scaling into rope_parameters; earlier configs keep them apart. */
@@ -127,7 +132,7 @@ export function configFromHf(json: unknown): ModelConfig {
     ropeTheta: field({ rope_theta: rope.theta }, 'rope_theta', 10000),
     ...(ropeScaling ? { ropeScaling } : {}),
     tieEmbeddings: j.tie_word_embeddings === true,
-    attentionBias: architecture === 'Qwen2ForCausalLM' || j.attention_bias === true,
+    attentionBias: architecture === 'Qwen2ForCausalLM',
     ...(architecture === 'Qwen3ForCausalLM' ? { qkNorm: true } : {}),
     architecture,
   });
@@ -167,6 +172,9 @@ export function checkConfig(c: ModelConfig): ModelConfig {
   }
   if (c.numHeads % c.numKvHeads !== 0) {
     throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.numHeads (${c.numHeads}) to be a multiple of numKvHeads (${c.numKvHeads})`);
+  }
+  if (c.attentionBias && c.architecture !== 'Qwen2ForCausalLM') {
+    throw new GrpoError('GRPO_UNSUPPORTED', `config.attentionBias (q/k/v biases, no o_proj bias) is the Qwen2ForCausalLM layout (got ${c.architecture})`);
   }
   if (c.qkNorm && c.architecture !== 'Qwen3ForCausalLM') {
     throw new GrpoError('GRPO_UNSUPPORTED', `config.qkNorm needs architecture Qwen3ForCausalLM (got ${c.architecture})`);
