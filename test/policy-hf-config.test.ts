@@ -148,7 +148,7 @@ describe('each scaled fixture depends on its RoPE scaling', () => {
 
 describe('fields refused with GRPO_UNSUPPORTED naming them', () => {
   const qwen2 = real('qwen2.5-0.5b'), qwen3 = real('qwen3-0.6b'), llama = real('llama-3.2-1b');
-  const mistral = { ...configToHf(configFromHf(llama)), architectures: ['MistralForCausalLM'], model_type: 'mistral', rope_scaling: null };
+  const mistral: Record<string, unknown> = { ...configToHf(configFromHf(llama)), architectures: ['MistralForCausalLM'], model_type: 'mistral', rope_scaling: null };
   const cases: [string, Record<string, unknown>, string][] = [
     ['Qwen2 use_sliding_window: true', { ...qwen2, use_sliding_window: true }, 'use_sliding_window = true'],
     ['Qwen3 layer_types with sliding_attention', { ...qwen3, layer_types: ['full_attention', 'sliding_attention'] }, 'layer_types'],
