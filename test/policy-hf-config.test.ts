@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
-import { configFromHf, configToHf, type ModelConfig } from '../lib/policy/config.js';
+import { checkConfig, configFromHf, configToHf, type ModelConfig } from '../lib/policy/config.js';
 import { generationDefaults } from '../lib/policy/generation-config.js';
 import { readModelWeights } from '../lib/policy/safetensors.js';
 
@@ -94,6 +94,13 @@ describe('rope_scaling', () => {
     }));
     expect(() => scaling({ rope_type: 'yarn', factor: 2, truncate: 'yes' })).toThrow(expect.objectContaining({ code: 'GRPO_DATA_FORMAT' }));
     expect(() => scaling('yarn')).toThrow(expect.objectContaining({ code: 'GRPO_DATA_FORMAT', message: expect.stringContaining('rope_scaling') }));
+  });
+
+  it('a ModelConfig given in code: factor < 1 of any type (dynamic too) is a value-range error', () => {
+    const config = configFromHf(real('qwen3-0.6b'));
+    expect(() => checkConfig({ ...config, ropeScaling: { type: 'dynamic', factor: 0.5 } })).toThrow(expect.objectContaining({
+      code: 'GRPO_VALUE_RANGE', message: expect.stringContaining('config.ropeScaling.factor >= 1'),
+    }));
   });
 
   it('llama3 with low_freq_factor >= high_freq_factor is a native value-range error', () => {

@@ -182,6 +182,10 @@ export function checkConfig(c: ModelConfig): ModelConfig {
   if (c.headDim % 2 !== 0) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.headDim to be even but received ${c.headDim}`);
   if (!(c.rmsNormEps > 0)) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.rmsNormEps > 0 but received ${c.rmsNormEps}`);
   if (!(c.ropeTheta > 1)) throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.ropeTheta > 1 but received ${c.ropeTheta}`);
+  // the native model checks the rest of ropeScaling; dynamic never reaches it (it runs as plain RoPE)
+  if (c.ropeScaling && !(c.ropeScaling.factor >= 1)) {
+    throw new GrpoError('GRPO_VALUE_RANGE', `Expected config.ropeScaling.factor >= 1 but received ${c.ropeScaling.factor}`);
+  }
   return c;
 }
 
