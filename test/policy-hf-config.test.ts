@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
 import { checkConfig, configFromHf, configToHf, type ModelConfig } from '../lib/policy/config.js';
 import { generationDefaults } from '../lib/policy/generation-config.js';
+import { sftLoss } from '../lib/policy/policy.js';
 import { readModelWeights } from '../lib/policy/safetensors.js';
 
 const fixture = (path: string) => fileURLToPath(new URL(`./fixtures/${path}`, import.meta.url));
@@ -54,6 +55,18 @@ describe('real config.json files', () => {
   it.each(['qwen2.5-0.5b', 'qwen3-0.6b', 'llama-3.2-1b'])('%s: configToHf reads back into the same config', (name) => {
     const config = configFromHf(real(name));
     expect(configFromHf(configToHf(config))).toEqual(config);
+  });
+});
+
+describe('Qwen3 head_dim 2× hidden / heads, end to end', () => {
+  it('the scaled Qwen3-0.6B (head_dim 16 beside 32 / 4) and its YaRN form train: SFT loss falls over a few steps', async () => {
+    for (const dir of ['qwen3-0.6b-tiny', 'qwen3-yarn-tiny']) {
+      const policy = await BuiltinPolicy.load(fixture(`model/${dir}`), { optimizer: { learningRate: 1e-2 } });
+      const batch = { prompts: [[1, 2, 3]], completions: [[4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]] };
+      const losses: number[] = [];
+      for (let i = 0; i < 6; i++) losses.push((await policy.step(batch, sftLoss())).loss);
+      expect(losses[5]).toBeLessThan(losses[0] * 0.8);
+    }
   });
 });
 
