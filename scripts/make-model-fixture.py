@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Writes test/fixtures/model/<name>/: tiny random Llama/Qwen2 checkpoints and the logits of an
+"""Writes test/fixtures/model/<name>/: tiny random Llama/Qwen2/Qwen3/Mistral checkpoints and the logits of an
 independent PyTorch implementation of the Hugging Face forward (written here from the architecture
-description: RMSNorm, rotate-half RoPE, grouped-query causal attention, SwiGLU; Qwen3's per-head q/k RMSNorm). Run once with
+description: RMSNorm, rotate-half RoPE, grouped-query causal attention, SwiGLU; Qwen3's per-head q/k RMSNorm;
+rope_scaling from scripts/rope_reference.py). The "-tiny" folders of real checkpoints keep every field of the
+real config.json (test/fixtures/hf-configs) and shrink only the sizes. Run once with
 Debian's python3-torch:  /usr/bin/python3 scripts/make-model-fixture.py   (CI never needs torch)."""
 import json
 import os
@@ -9,7 +11,26 @@ import struct
 
 import torch
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "test", "fixtures", "model")
+from rope_reference import rope_frequencies
+
+HERE = os.path.dirname(__file__)
+OUT = os.path.join(HERE, "..", "test", "fixtures", "model")
+REAL = os.path.join(HERE, "..", "test", "fixtures", "hf-configs")
+
+# The sizes of every scaled-down checkpoint (head_dim, when the real config has one, keeps its ratio to hidden / heads).
+TINY = dict(vocab_size=48, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+
+
+def scaled(real_name, **fields):
+    """The real config.json of `real_name` with TINY sizes and `fields` (e.g. rope_scaling) replaced."""
+    with open(os.path.join(REAL, real_name + ".config.json")) as f:
+        c = json.load(f)
+    ratio = c["head_dim"] / (c["hidden_size"] // c["num_attention_heads"]) if c.get("head_dim") else None
+    c.update(TINY)
+    if ratio is not None:
+        c["head_dim"] = int(ratio * TINY["hidden_size"] // TINY["num_attention_heads"])
+    c.update(fields)
+    return c
 
 CONFIGS = {
     "qwen2-tiny": dict(architectures=["Qwen2ForCausalLM"], model_type="qwen2", vocab_size=50, hidden_size=32,
@@ -29,12 +50,45 @@ SEQUENCES = {"qwen2-tiny": [[3, 17, 42, 8, 8, 1, 49, 20, 0, 33, 12], [7, 7, 2]],
              "llama-tiny": [[1, 39, 5, 22, 17, 30, 2, 9], [4, 11, 38, 0, 25, 6]],
              "qwen3-tiny": [[2, 44, 13, 13, 7, 30, 1, 0, 41], [9, 3]]}
 
+# Real configs, scaled: the context shrinks with the sizes (original_max_position_embeddings 16, so that the
+# positions of a 30-token sequence reach the frequencies RoPE scaling changes).
+LONG = [(7 * i + 3) % 48 for i in range(30)]
+SCALED = {
+    "qwen2.5-0.5b-tiny": scaled("qwen2.5-0.5b", max_position_embeddings=64, sliding_window=64),
+    # Qwen2.5's README: add "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}
+    "qwen2.5-yarn-tiny": scaled("qwen2.5-0.5b", max_position_embeddings=64, sliding_window=64, torch_dtype="float16",
+                                rope_scaling={"factor": 4.0, "original_max_position_embeddings": 16, "type": "yarn"}),
+    "qwen3-0.6b-tiny": scaled("qwen3-0.6b", max_position_embeddings=64),
+    # Qwen3's model card: "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    "qwen3-yarn-tiny": scaled("qwen3-0.6b", max_position_embeddings=64,
+                              rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}),
+    "llama-3.2-1b-tiny": scaled("llama-3.2-1b", max_position_embeddings=512, rope_scaling={
+        "factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 16, "rope_type": "llama3"}),
+    # SmolLM2 (Llama layout), float32, with linear position interpolation
+    "smollm-linear-tiny": dict(TINY, architectures=["LlamaForCausalLM"], model_type="llama", max_position_embeddings=64,
+                               rms_norm_eps=1e-5, rope_theta=100000, tie_word_embeddings=True, attention_bias=False,
+                               mlp_bias=False, hidden_act="silu", rope_interleaved=False, torch_dtype="float32",
+                               rope_scaling={"type": "linear", "factor": 2.0}),
+    # Mistral layout (no sliding window), untied, YaRN with mscale / mscale_all_dim and an untruncated range
+    "mistral-yarn-tiny": dict(TINY, architectures=["MistralForCausalLM"], model_type="mistral", max_position_embeddings=64,
+                              rms_norm_eps=1e-5, rope_theta=1000000.0, tie_word_embeddings=False, sliding_window=None,
+                              hidden_act="silu", torch_dtype="float32", head_dim=8,
+                              rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16,
+                                            "beta_fast": 16.0, "mscale": 1.0, "mscale_all_dim": 0.5, "truncate": False}),
+    # Dynamic NTK: within max_position_embeddings transformers keeps the plain frequencies
+    "mistral-dynamic-tiny": dict(TINY, architectures=["MistralForCausalLM"], model_type="mistral", max_position_embeddings=32,
+                                 rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=True, sliding_window=None,
+                                 hidden_act="silu", torch_dtype="float32", rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
+}
+CONFIGS.update(SCALED)
+SEQUENCES.update({name: [LONG, [5, 9, 1, 44, 20]] for name in SCALED})
+
 
 def weights(c, generator):
     h, i, v = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
     hd = c.get("head_dim", h // c["num_attention_heads"])
     q, kv = c["num_attention_heads"] * hd, c["num_key_value_heads"] * hd
-    bias = c["model_type"] == "qwen2"
+    bias = c["model_type"] == "qwen2" or c.get("attention_bias", False)
     rand = lambda *shape: torch.randn(*shape, generator=generator) * 0.3
     w = {"model.embed_tokens.weight": rand(v, h), "model.norm.weight": 1 + rand(h)}
     for l in range(c["num_hidden_layers"]):
@@ -73,9 +127,9 @@ def forward(c, w, ids):
     hd, eps, n = c.get("head_dim", h // nh), c["rms_norm_eps"], len(ids)
     W = {k: t.double() for k, t in w.items()}
     x = W["model.embed_tokens.weight"][torch.tensor(ids)]
-    inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
-    angles = torch.outer(torch.arange(n, dtype=torch.float64), inv_freq)
-    cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
+    inv_freq, attention_factor = rope_frequencies(c, n)  # float32, as transformers computes them
+    angles = torch.outer(torch.arange(n, dtype=torch.float64), inv_freq.double())
+    cos, sin = (torch.cat((angles, angles), -1).cos() * attention_factor, torch.cat((angles, angles), -1).sin() * attention_factor)
     mask = torch.full((n, n), float("-inf"), dtype=torch.float64).triu(1)
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
@@ -97,11 +151,16 @@ def forward(c, w, ids):
     return rms_norm(x, W["model.norm.weight"], eps) @ head.T
 
 
+DTYPES = {"float32": ("F32", torch.float32, torch.int32), "bfloat16": ("BF16", torch.bfloat16, torch.int16),
+          "float16": ("F16", torch.float16, torch.int16)}
+
+
 def write_safetensors(path, tensors, dtype):
-    """float32 ("F32") or bfloat16 ("BF16", round-to-nearest-even as torch does)."""
+    """float32 ("F32"), bfloat16 ("BF16") or float16 ("F16"), rounded to nearest even as torch does."""
     header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    kind = next(d for d in DTYPES.values() if d[0] == dtype)
     for name, t in tensors.items():
-        data = (t.to(torch.bfloat16).view(torch.int16) if dtype == "BF16" else t.float().view(torch.int32)).numpy().tobytes()
+        data = t.to(kind[1]).view(kind[2]).numpy().tobytes()
         header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
@@ -116,9 +175,8 @@ def main():
         folder = os.path.join(OUT, name)
         os.makedirs(folder, exist_ok=True)
         w = weights(c, torch.Generator().manual_seed(1234))
-        dtype = "BF16" if c["torch_dtype"] == "bfloat16" else "F32"
-        if dtype == "BF16":  # the reference sees exactly the weights the file holds
-            w = {k: t.to(torch.bfloat16).float() for k, t in w.items()}
+        dtype, torch_dtype, _ = DTYPES[c["torch_dtype"]]
+        w = {k: t.to(torch_dtype).float() for k, t in w.items()}  # the reference sees exactly the weights the file holds
         write_safetensors(os.path.join(folder, "model.safetensors"), w, dtype)
         with open(os.path.join(folder, "config.json"), "w") as f:
             json.dump(c, f, indent=2)

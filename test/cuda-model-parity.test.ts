@@ -1,12 +1,13 @@
 // The built-in model on the GPU against the CPU model through the raw bindings (same parameters on both):
 // score log-probs and entropies, logits, the gradient of every tensor, AdamW steps, generation (greedy and
-// seeded sampling) for Llama (no bias), Qwen2 (QKV bias) and Qwen3 (q/k norm) shapes, untied and tied.
+// seeded sampling) for Llama (no bias), Qwen2 (QKV bias) and Qwen3 (q/k norm, plain and YaRN RoPE) shapes, untied and tied.
 // Runs wherever loadCuda() finds a usable GPU; elsewhere the suite is skipped and the reason is printed.
 // Tolerances: the GPU's GEMMs are 3xTF32 (about float32) and its sums run in another order, so values agree
 // to ~1e-4 relative; gradients are compared through AdamW's first moment (β1 = 0, no clipping: m = gradient).
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { loadCuda, MODEL_METHODS, native, type ModelBinding, type ModelHandle, type NativeModelConfig } from '../lib/binding/index.js';
+import { ropeScalingToNative, type RopeScaling } from '../lib/policy/rope-scaling.js';
 import { expectClose } from './helpers/close.js';
 import { randomInts, randomNormal } from './helpers/random.js';
 
@@ -20,12 +21,18 @@ interface Shape {
   headDim: number;
   bias: boolean;
   qkNorm: boolean;
+  /** RoPE scaling (YaRN's scales cos/sin: the GPU's tables must carry it). @defaultValue none */
+  rope?: RopeScaling;
 }
 
 const SHAPES: Shape[] = [
   { name: 'Llama', heads: 4, kvHeads: 2, headDim: 8, bias: false, qkNorm: false },
   { name: 'Qwen2 (QKV bias)', heads: 4, kvHeads: 1, headDim: 8, bias: true, qkNorm: false },
   { name: 'Qwen3 (q/k norm)', heads: 4, kvHeads: 2, headDim: 16, bias: false, qkNorm: true },
+  {
+    name: 'Qwen3 with YaRN RoPE', heads: 4, kvHeads: 2, headDim: 16, bias: false, qkNorm: true,
+    rope: { type: 'yarn', factor: 4, originalMaxPositions: 16, betaFast: 32, betaSlow: 1, truncate: true },
+  },
 ];
 
 const VOCAB = 67;
@@ -37,6 +44,7 @@ function configOf(s: Shape, tied: boolean): NativeModelConfig {
   return {
     vocabSize: VOCAB, hiddenSize: HIDDEN, intermediateSize: 48, numLayers: 2, numHeads: s.heads, numKvHeads: s.kvHeads, headDim: s.headDim,
     maxPositions: 64, rmsNormEps: 1e-6, ropeTheta: 10000, tieEmbeddings: tied, attentionBias: s.bias, qkNorm: s.qkNorm,
+    ropeScaling: ropeScalingToNative(s.rope),
   };
 }
 

@@ -9,6 +9,7 @@ import { native, type NativeBinding, type NativeLossOptions, type NativeSampling
 import { fromNativeError, GrpoError } from '../lib/errors.js';
 import { policyLossSync, resolveLossOptions, type PolicyLossInput, type PolicyLossOptions } from '../lib/kernels/loss.js';
 import { configToNative } from '../lib/policy/config.js';
+import { ropeScalingToNative } from '../lib/policy/rope-scaling.js';
 import { policyLossReference } from '../lib/reference/loss.js';
 import { expectClose } from './helpers/close.js';
 import { randomInts, randomNormal } from './helpers/random.js';
@@ -143,6 +144,8 @@ describe('raw options objects are read by field name', () => {
   it('model config, score and AdamW options', () => {
     const config = configToNative(tinyConfig(16)) as unknown as Options;
     expectNamedFields('config', config, (c) => addon.modelDispose(addon.modelCreate(c as never)));
+    const yarn = ropeScalingToNative({ type: 'yarn', factor: 4, originalMaxPositions: 8, betaFast: 32, betaSlow: 1, truncate: true }) as unknown as Options;
+    expectNamedFields('config.ropeScaling', yarn, (r) => addon.modelDispose(addon.modelCreate({ ...config, ropeScaling: r } as never)));
     const model = addon.modelCreate(config as never);
     addon.modelInit(model, 1, false);
     const tokens = Int32Array.of(1, 2, 3), offsets = Float64Array.of(0, 3), targets = Int32Array.of(2, 3, -100);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
-import { configFromHf, type ModelConfig } from '../lib/policy/config.js';
+import { configFromHf, configToHf, type ModelConfig } from '../lib/policy/config.js';
 import { sftLoss } from '../lib/policy/policy.js';
 import { readModelWeights, writeModelWeights, writeSafetensors } from '../lib/policy/safetensors.js';
 import { randomInts, randomNormal } from './helpers/random.js';
@@ -108,8 +108,8 @@ describe('checkpoint round trip', () => {
   it('unsupported architectures and missing tensors are typed errors naming them', async () => {
     expect(() => configFromHf({ architectures: ['GPT2LMHeadModel'], vocab_size: 10 }))
       .toThrow(expect.objectContaining({ code: 'GRPO_UNSUPPORTED', message: expect.stringContaining('GPT2LMHeadModel') }));
-    expect(() => configFromHf({ architectures: ['LlamaForCausalLM'], rope_scaling: { rope_type: 'llama3' } }))
-      .toThrow(expect.objectContaining({ code: 'GRPO_UNSUPPORTED', message: expect.stringContaining('rope_scaling') }));
+    expect(() => configFromHf({ ...configToHf(tiny), rope_scaling: { rope_type: 'longrope', short_factor: [1], long_factor: [2] } }))
+      .toThrow(expect.objectContaining({ code: 'GRPO_UNSUPPORTED', message: expect.stringContaining('rope_scaling.rope_type "longrope"') }));
     const dir = join(scratch(), 'ckpt');
     await BuiltinPolicy.create(tiny).save(dir);
     const weights = (await readModelWeights(dir)).filter((t) => t.name !== 'model.layers.1.mlp.up_proj.weight');

@@ -1,7 +1,11 @@
 // Parity with an independent PyTorch implementation of the Hugging Face Llama/Qwen2 forward
 // (scripts/make-model-fixture.py, float64): tiny random checkpoints, one in float32 with QKV bias
 // and GQA (Qwen2), one in bfloat16 with tied embeddings (Llama), one with per-head q/k norms and
-// head_dim != hidden / heads (Qwen3).
+// head_dim != hidden / heads (Qwen3); then the real config.json of Qwen2.5-0.5B, Qwen3-0.6B and
+// Llama-3.2-1B (test/fixtures/hf-configs) with only the sizes shrunk, and RoPE scaling of each type
+// (llama3, yarn with "type" and "rope_type" spellings and with mscale, linear, dynamic) against the
+// frequencies of transformers 4.57.6's modeling_rope_utils.py as scripts/rope_reference.py writes them
+// (line ranges there), in F32, BF16 and F16 files.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +19,12 @@ interface Expected {
   sequences: { tokens: number[]; logits: number[][] }[];
 }
 
-describe.each(['qwen2-tiny', 'llama-tiny', 'qwen3-tiny'])('%s', (name) => {
+const FIXTURES = [
+  'qwen2-tiny', 'llama-tiny', 'qwen3-tiny', 'qwen2.5-0.5b-tiny', 'qwen2.5-yarn-tiny', 'qwen3-0.6b-tiny', 'qwen3-yarn-tiny',
+  'llama-3.2-1b-tiny', 'smollm-linear-tiny', 'mistral-yarn-tiny', 'mistral-dynamic-tiny',
+];
+
+describe.each(FIXTURES)('%s', (name) => {
   const expected = JSON.parse(readFileSync(`${folder(name)}/expected.json`, 'utf8')) as Expected;
 
   it('loads the Hugging Face config and weights', async () => {

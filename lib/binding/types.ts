@@ -138,7 +138,13 @@ export type NativeModelConfig = Record<
   'vocabSize' | 'hiddenSize' | 'intermediateSize' | 'numLayers' | 'numHeads' | 'numKvHeads' | 'headDim' | 'maxPositions' | 'rmsNormEps'
   | 'ropeTheta',
   number
-> & Record<'tieEmbeddings' | 'attentionBias' | 'qkNorm', boolean>;
+> & Record<'tieEmbeddings' | 'attentionBias' | 'qkNorm', boolean> & { ropeScaling: NativeRopeScaling };
+
+/** grpo_model_config's rope_* fields (native/addon/model_addon.cc read_rope_scaling). */
+export type NativeRopeScaling = { type: 'default' | 'linear' | 'yarn' | 'llama3'; truncate: boolean } & Record<
+  'factor' | 'lowFreqFactor' | 'highFreqFactor' | 'originalMaxPositions' | 'betaFast' | 'betaSlow' | 'mscale' | 'mscaleAllDim' | 'attentionFactor',
+  number
+>;
 
 /** grpo_adamw_options; maxGradNorm <= 0: no clipping. */
 export interface NativeAdamwOptions {

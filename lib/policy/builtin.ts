@@ -10,6 +10,7 @@ import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoin
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
 import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './batch.js';
 import { generateWith } from './generate.js';
+import { generationDefaults, withGenerationDefaults, type GenerationDefaults } from './generation-config.js';
 import {
   policyStep, type Forward, type ForwardHandle, type GenerateOptions, type Generation, type LossFunction, type LossGradient,
   type OptimizerStepOptions, type OptimizerStepResult, type Policy, type ScoreOptions, type ScoreResult, type SequenceBatch,
@@ -53,6 +54,8 @@ export class BuiltinPolicy implements Policy {
   private readonly optimizer: Required<OptimizerOptions>;
   private queue: Promise<unknown> = Promise.resolve();
   private steps = 0;
+  /** generation_config.json of the loaded checkpoint (saved back) and the generate defaults it sets. */
+  private generation: { file: Record<string, unknown>; defaults: GenerationDefaults } = { file: {}, defaults: {} };
   /** The latest training forward, until its backward or the next forward or score (the model keeps one set of activations). */
   private training: { handle: ForwardHandle; packed: PackedBatch } | undefined;
   /** The three training calls without the queue, for {@link step}, which holds the queue across all three. */
@@ -117,7 +120,17 @@ export class BuiltinPolicy implements Policy {
     const { policy } = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer }, 'load');
     policy.setTensors(loaded.tensors);
     if (loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
+    if (loaded.generation) policy.generation = { file: loaded.generation, defaults: generationDefaults(loaded.generation) };
     return policy;
+  }
+
+  /**
+   * What generate uses for the options a call leaves out, from the checkpoint's generation_config.json: its
+   * eos_token_id (one or a list) as stopTokens, and with do_sample its temperature, top_k, top_p, min_p
+   * (transformers' defaults 1, 50, 1, none when absent; do_sample false: greedy), and repetition_penalty.
+   */
+  get generationDefaults(): GenerationDefaults {
+    return { ...this.generation.defaults };
   }
 
   /** The device the model lives on ('auto' resolved). */
@@ -204,7 +217,8 @@ export class BuiltinPolicy implements Policy {
 
   generate(prompts: readonly (ArrayLike<number> | string)[], options: GenerateOptions = {}): Promise<Generation[]> {
     const taken = snapshot(prompts);
-    return this.serial(() => generateWith(this.addon, this.live(), this.config, this.tokenizer, taken, options));
+    const settings = withGenerationDefaults(options, this.generation.defaults);
+    return this.serial(() => generateWith(this.addon, this.live(), this.config, this.tokenizer, taken, settings));
   }
 
   /** A frozen copy of the parameters (no optimizer state), on this policy's device unless `options.device` says otherwise. */
@@ -212,12 +226,15 @@ export class BuiltinPolicy implements Policy {
     return this.serial(async () => {
       const { device } = checkOptions(CLONE_OPTIONS, callNaming('clone'), options, {});
       const target = device === undefined ? this.site : { ...modelBinding('BuiltinPolicy.clone', device), bf16: this.site.bf16 };
+      let copy: BuiltinPolicy;
       if (target.binding === this.addon) {
         const handle = wrapNative(() => this.addon.modelClone(this.live()));
-        return new BuiltinPolicy(this.config, { ...target, handle }, this.tokenizer, this.optimizer, true);
+        copy = new BuiltinPolicy(this.config, { ...target, handle }, this.tokenizer, this.optimizer, true);
+      } else {
+        copy = BuiltinPolicy.empty(this.config, target, this.tokenizer, this.optimizer, true);
+        copy.setTensors(this.getTensors());
       }
-      const copy = BuiltinPolicy.empty(this.config, target, this.tokenizer, this.optimizer, true);
-      copy.setTensors(this.getTensors());
+      copy.generation = this.generation;
       return copy;
     });
   }
@@ -226,6 +243,7 @@ export class BuiltinPolicy implements Policy {
   save(dir: string): Promise<void> {
     return this.serial(() => saveCheckpoint(dir, {
       config: this.config, tensors: this.getTensors(), tokenizer: this.tokenizer, optimizer: this.frozen ? undefined : this.getOptimizerState(),
+      generation: this.generation.file,
     }));
   }
 

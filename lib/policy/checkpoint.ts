@@ -73,6 +73,8 @@ export interface LoadedCheckpoint {
   tensors: NamedTensor[];
   tokenizer?: Tokenizer;
   optimizer?: OptimizerState;
+  /** generation_config.json as it is (written back by save). */
+  generation?: Record<string, unknown>;
 }
 
 /** What a checkpoint folder holds, for the error when it is missing or unreadable. */
@@ -95,5 +97,10 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   const config = configFromHf(await readUserJson(join(dir, 'config.json'), `the model config of ${CHECKPOINT_FOLDER}`));
   const tensors = await readModelWeights(dir);
   const tokenizer = existsSync(join(dir, 'tokenizer.json')) ? await Tokenizer.fromFolder(dir) : undefined;
-  return { config, tensors, tokenizer, optimizer: await readOptimizer(dir) };
+  const generationFile = join(dir, 'generation_config.json');
+  const generation = existsSync(generationFile) ? await readUserJson(generationFile, 'the generation settings of a checkpoint') : undefined;
+  if (generation != null && (typeof generation !== 'object' || Array.isArray(generation))) {
+    throw new GrpoError('GRPO_DATA_FORMAT', `${generationFile}: expected a JSON object`);
+  }
+  return { config, tensors, tokenizer, optimizer: await readOptimizer(dir), ...(generation ? { generation: generation as Record<string, unknown> } : {}) };
 }

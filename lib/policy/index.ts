@@ -6,7 +6,8 @@ export type {
 export { policyStep, sftLoss } from './policy.js';
 export { BuiltinPolicy, OPTIMIZER_DEFAULTS, scheduledLearningRate, type BuiltinOptions, type CloneOptions, type OptimizerOptions } from './builtin.js';
 export { GENERATE_DEFAULTS } from './generate.js';
-export { configFromHf, configToHf, checkConfig, SUPPORTED_ARCHITECTURES, type ModelConfig, type SupportedArchitecture } from './config.js';
+export { configFromHf, configToHf, checkConfig, SUPPORTED_ARCHITECTURES, type ModelConfig, type RopeScaling, type SupportedArchitecture } from './config.js';
+export { generationDefaults, type GenerationDefaults } from './generation-config.js';
 export { Tokenizer, type ChatMessage, type ChatTemplateOptions, type Encoded } from './tokenizer.js';
 export { trainBpe, BPE_DEFAULTS, type BpeTrainOptions, type TrainedTokenizer } from './bpe-train.js';
 export { readSafetensors, writeSafetensors, readModelWeights, writeModelWeights, type NamedTensor } from './safetensors.js';

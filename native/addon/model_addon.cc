@@ -55,7 +55,32 @@ void check_offsets(Napi::Env env, const std::vector<int64_t>& offsets, int64_t t
   if (offsets.size() < 2 || offsets.back() != tokens) throw_status(env, GRPO_ERR_SHAPE, "offsets must end at the token count");
 }
 
-void read_config(Fields& f, grpo_model_config& c) {
+constexpr Choice kRopeTypes[] = {
+    {"default", GRPO_ROPE_DEFAULT}, {"linear", GRPO_ROPE_LINEAR}, {"yarn", GRPO_ROPE_YARN}, {"llama3", GRPO_ROPE_LLAMA3}};
+
+void read_rope_scaling(Fields f, grpo_rope_scaling& r) {
+  r.type = f.choice("type", kRopeTypes);
+  r.factor = f.f32("factor");
+  r.low_freq_factor = f.f32("lowFreqFactor");
+  r.high_freq_factor = f.f32("highFreqFactor");
+  r.original_max_position_embeddings = f.integer("originalMaxPositions");
+  r.beta_fast = f.f32("betaFast");
+  r.beta_slow = f.f32("betaSlow");
+  r.mscale = f.f32("mscale");
+  r.mscale_all_dim = f.f32("mscaleAllDim");
+  r.attention_factor = f.f32("attentionFactor");
+  r.truncate = f.boolean("truncate");
+  f.done();
+}
+
+// The JS config: grpo_model_config's fields and its RoPE scaling.
+struct ScaledConfig {
+  grpo_model_config config;
+  grpo_rope_scaling rope;
+};
+
+void read_config(Fields& f, ScaledConfig& s) {
+  grpo_model_config& c = s.config;
   c.vocab_size = f.integer("vocabSize");
   c.hidden_size = f.integer("hiddenSize");
   c.intermediate_size = f.integer("intermediateSize");
@@ -69,13 +94,14 @@ void read_config(Fields& f, grpo_model_config& c) {
   c.tie_word_embeddings = f.boolean("tieEmbeddings");
   c.attention_bias = f.boolean("attentionBias");
   c.qk_norm = f.boolean("qkNorm");
+  read_rope_scaling(f.object("ropeScaling"), s.rope);
 }
 
 // (config) → a model with zero parameters
 Napi::Value create(const Napi::CallbackInfo& info) {
-  const auto c = read_struct<grpo_model_config>(info[0], "config", read_config);
+  const auto c = read_struct<ScaledConfig>(info[0], "config", read_config);
   grpo_model* model = nullptr;
-  check(info.Env(), grpo_model_create(&c, &model));
+  check(info.Env(), grpo_model_create_scaled(&c.config, &c.rope, &model));
   return wrap(info.Env(), model);
 }
 

@@ -55,7 +55,7 @@ void scatter(const std::vector<int64_t>& rows, const float* src, int64_t T, floa
 
 }  // namespace
 
-Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rope(c.head_dim, c.rope_theta)) {
+Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rope(c)) {
   params.resize(static_cast<size_t>(layout.total));
   p = bind(config, layout, params.data());
 }

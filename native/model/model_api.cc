@@ -27,13 +27,15 @@ const grpo::model::TensorSlot& slot_of(const grpo_model* model, const char* name
 
 extern "C" {
 
-grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out) {
+grpo_status grpo_model_create_scaled(const grpo_model_config* config, const grpo_rope_scaling* rope, grpo_model** out) {
   return grpo::guarded([&] {
     need(config, "config");
     need(out, "out");
-    *out = new grpo_model{grpo::model::Model(grpo::model::make_config(*config))};
+    *out = new grpo_model{grpo::model::Model(grpo::model::make_config(*config, rope))};
   });
 }
+
+grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out) { return grpo_model_create_scaled(config, nullptr, out); }
 
 grpo_status grpo_model_init(grpo_model* model, uint64_t seed) {
   return grpo::guarded([&] {

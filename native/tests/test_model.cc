@@ -1,5 +1,5 @@
 // The built-in decoder: finite-difference gradients of every tensor (so every layer: embedding,
-// RMSNorm, rotary attention with GQA, biases and per-head q/k norms, SwiGLU, final norm, LM head) on
+// RMSNorm, rotary attention with GQA (plain and YaRN-scaled), biases and per-head q/k norms, SwiGLU, final norm, LM head) on
 // tiny configs, bitwise determinism across thread counts, and AdamW against its formula.
 #include <cmath>
 #include <string>
@@ -12,6 +12,19 @@ namespace {
 
 grpo_model_config tiny(bool tied, bool bias, bool qk_norm = false) {
   return {13, 8, 12, 2, 4, 2, qk_norm ? 4 : 2, 16, 1e-5f, 10000.0f, tied ? 1 : 0, bias ? 1 : 0, qk_norm ? 1 : 0};
+}
+
+// YaRN on head_dim 4 over an original context of 4 positions: the 6-token sequence reaches the interpolated
+// frequencies, and cos/sin carry the attention factor 0.1·ln 4 + 1 (its backward scales too).
+grpo_rope_scaling yarn() {
+  grpo_rope_scaling r{};
+  r.type = GRPO_ROPE_YARN;
+  r.factor = 4.0f;
+  r.original_max_position_embeddings = 4;
+  r.beta_fast = 32.0f;
+  r.beta_slow = 1.0f;
+  r.truncate = 1;
+  return r;
 }
 
 struct Batch {
@@ -31,9 +44,9 @@ double loss(grpo_model* m, const Batch& b, bool train) {
   return total;
 }
 
-grpo_model* randomised(const grpo_model_config& config) {
+grpo_model* randomised(const grpo_model_config& config, const grpo_rope_scaling* rope = nullptr) {
   grpo_model* m = nullptr;
-  CHECK(grpo_model_create(&config, &m) == GRPO_OK);
+  CHECK(grpo_model_create_scaled(&config, rope, &m) == GRPO_OK);
   CHECK(grpo_model_init(m, 42) == GRPO_OK);
   for (int64_t i = 0; i < grpo_model_num_tensors(m); ++i) {
     const char* name;
@@ -48,9 +61,9 @@ grpo_model* randomised(const grpo_model_config& config) {
 }
 
 // Analytic gradient of tensor `index` (read back through a parameter probe) vs central differences.
-void gradients_match_finite_differences(bool tied, bool bias, bool qk_norm) {
+void gradients_match_finite_differences(const grpo_model_config& config, const grpo_rope_scaling* rope = nullptr) {
   Batch b;
-  grpo_model* m = randomised(tiny(tied, bias, qk_norm));
+  grpo_model* m = randomised(config, rope);
   const int64_t P = grpo_model_num_parameters(m);
   loss(m, b, true);
   CHECK(grpo_model_zero_grad(m) == GRPO_OK);
@@ -157,6 +170,12 @@ void bad_input_is_rejected() {
   bad.num_key_value_heads = 3;
   grpo_model* m = nullptr;
   CHECK(grpo_model_create(&bad, &m) == GRPO_ERR_VALUE_RANGE);
+  const grpo_model_config good_shape = tiny(false, false);
+  grpo_rope_scaling bad_rope = yarn();
+  bad_rope.factor = 0.5f;
+  CHECK(grpo_model_create_scaled(&good_shape, &bad_rope, &m) == GRPO_ERR_VALUE_RANGE);
+  bad_rope.type = 9;
+  CHECK(grpo_model_create_scaled(&good_shape, &bad_rope, &m) == GRPO_ERR_VALUE_RANGE);
   grpo_model_config good = tiny(false, false);
   CHECK(grpo_model_create(&good, &m) == GRPO_OK);
   std::vector<int32_t> tokens{1, 99}, targets{-100, -100};
@@ -175,9 +194,11 @@ void bad_input_is_rejected() {
 }  // namespace
 
 int main() {
-  gradients_match_finite_differences(false, true, false);
-  gradients_match_finite_differences(true, false, false);
-  gradients_match_finite_differences(false, false, true);  // Qwen3: per-head q/k norms, head_dim != hidden / heads
+  gradients_match_finite_differences(tiny(false, true, false));
+  gradients_match_finite_differences(tiny(true, false, false));
+  gradients_match_finite_differences(tiny(false, false, true));  // Qwen3: per-head q/k norms, head_dim != hidden / heads
+  const grpo_rope_scaling scaled = yarn();
+  gradients_match_finite_differences(tiny(false, false, true), &scaled);  // scaled RoPE frequencies and cos/sin
   adamw_matches_formula();
   same_bits_for_any_thread_count();
   bad_input_is_rejected();

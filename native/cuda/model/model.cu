@@ -45,7 +45,7 @@ grpo_linear_logprob_options head_options(const grpo_score_options& o) { return {
 }  // namespace
 
 Model::Model(const Config& c)
-    : config(c), layout(grpo::model::make_layout(c)), inv_freq(grpo::model::make_rope(c.head_dim, c.rope_theta).inv_freq) {
+    : config(c), layout(grpo::model::make_layout(c)), rope(grpo::model::make_rope(c)) {
   params.assign_zero(layout.total);
   p = grpo::model::bind(config, layout, params.get());
 }
@@ -56,16 +56,16 @@ void Model::ensure_grads() {
   g = grpo::model::bind(config, layout, grads.get());
 }
 
-// cos/sin of angle = float(pos) · inv_freq[i] in float32 on the host, as rope_apply does.
+// cos/sin of angle = float(pos) · inv_freq[i] in float32 (times the attention factor) on the host, as rope_apply does.
 void Model::ensure_rope(int64_t positions) {
   if (positions <= rope_positions) return;
   const int64_t half = config.head_dim / 2, rows = std::min(std::max(positions, 2 * rope_positions), config.max_positions);
   std::vector<float> cos_t(static_cast<size_t>(rows * half)), sin_t(cos_t.size());
   for (int64_t pos = 0; pos < rows; ++pos)
     for (int64_t i = 0; i < half; ++i) {
-      const float angle = static_cast<float>(pos) * inv_freq[i];
-      cos_t[pos * half + i] = std::cos(angle);
-      sin_t[pos * half + i] = std::sin(angle);
+      const float angle = static_cast<float>(pos) * rope.inv_freq[i];
+      cos_t[pos * half + i] = rope.attention_factor * std::cos(angle);
+      sin_t[pos * half + i] = rope.attention_factor * std::sin(angle);
     }
   rope_cos.upload(cos_t.data(), rows * half);
   rope_sin.upload(sin_t.data(), rows * half);

@@ -13,6 +13,7 @@
 #include "grpo/model.h"
 #include "layer.h"
 #include "params.h"
+#include "rope.h"
 
 namespace grpo::cuda::model {
 
@@ -67,7 +68,7 @@ struct Workspace {
 struct Model {
   Config config;
   Layout layout;
-  std::vector<float> inv_freq;  // RoPE [head_dim / 2], native/model/rope.cc's
+  grpo::model::RopeTable rope;  // inv_freq [head_dim / 2] and attention factor, native/model/rope.cc's
   int64_t rope_positions = 0;   // rows of the tables below
   DeviceArray<float> rope_cos, rope_sin;  // [rope_positions, head_dim / 2], computed on the host as rope.cc does
   DeviceArray<float> params, grads, adam_m, adam_v;  // [layout.total] (grads, moments allocated on first use)

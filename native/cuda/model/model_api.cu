@@ -33,14 +33,16 @@ void copy(void* dst, const void* src, int64_t floats, cudaMemcpyKind kind) {
 
 extern "C" {
 
-grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out) {
+grpo_status grpo_model_create_scaled(const grpo_model_config* config, const grpo_rope_scaling* rope, grpo_model** out) {
   return grpo::guarded([&] {
     need(config, "config");
     need(out, "out");
-    const grpo::model::Config c = grpo::model::make_config(*config);
+    const grpo::model::Config c = grpo::model::make_config(*config, rope);
     *out = new grpo_model{grpo::cuda::model::Model(c)};
   });
 }
+
+grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out) { return grpo_model_create_scaled(config, nullptr, out); }
 
 grpo_status grpo_model_init(grpo_model* model, uint64_t seed) {
   return grpo::guarded([&] {

@@ -29,8 +29,24 @@ typedef struct grpo_model_config {
   int32_t qk_norm; /* boolean: RMSNorm over head_dim on each query and key head before RoPE (Qwen3) */
 } grpo_model_config;
 
+typedef enum grpo_rope_type { GRPO_ROPE_DEFAULT = 0, GRPO_ROPE_LINEAR = 1, GRPO_ROPE_YARN = 2, GRPO_ROPE_LLAMA3 = 3 } grpo_rope_type;
+
+/* RoPE scaling, Hugging Face "rope_scaling" (ABI 1.1). Zero-initialised = plain RoPE; a type ignores the fields it does not use. */
+typedef struct grpo_rope_scaling {
+  int32_t type;                                 /* grpo_rope_type */
+  float factor;                                 /* linear, yarn, llama3: >= 1 */
+  float low_freq_factor, high_freq_factor;      /* llama3 */
+  int64_t original_max_position_embeddings;     /* llama3, yarn: the pre-training context */
+  float beta_fast, beta_slow;                   /* yarn */
+  float mscale, mscale_all_dim;                 /* yarn: the attention factor is their mscale ratio when both are > 0 */
+  float attention_factor;                       /* yarn: the cos/sin scale; 0 = derived from factor (and mscale) */
+  int32_t truncate;                             /* yarn: boolean, floor/ceil the correction range */
+} grpo_rope_scaling;
+
 /* A model whose parameters are all zero (to be filled by grpo_model_init or grpo_model_set_tensor). */
 grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out);
+/* grpo_model_create with RoPE scaling (rope NULL: plain RoPE). ABI 1.1. */
+grpo_status grpo_model_create_scaled(const grpo_model_config* config, const grpo_rope_scaling* rope, grpo_model** out);
 /* Parameters drawn from N(0, 0.02²) (norm weights 1, biases 0), keyed by seed only: same seed, same bits. */
 grpo_status grpo_model_init(grpo_model* model, uint64_t seed);
 /* A copy of the parameters (no gradients, optimizer state or activations). */
