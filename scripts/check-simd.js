@@ -13,7 +13,11 @@ import { existsSync } from 'node:fs';
 // The hot loops of each kernel family, by their demangled name up to the parameter list.
 const hotLoops = [
   ['logprob', 'grpo::simd::max_checked('],
+  ['logprob', 'grpo::simd::max_of('],
   ['logprob', 'grpo::exp_moments('],
+  ['logprob', 'grpo::exp_sum('],
+  ['logprob', 'grpo::exp_sum_store('],
+  ['logprob', 'grpo::scale_span('],
   ['logprob', 'grpo::softmax_row_backward('],
   ['logprob bf16', 'grpo::linear_logprob::(anonymous namespace)::widen_span('],
   ['logprob bf16', 'grpo::linear_logprob::(anonymous namespace)::round_span('],

@@ -1,12 +1,14 @@
 #include "softmax_row.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "runtime/simd.h"
 
 namespace grpo {
 
-using simd::exp_nonpositive;
+using simd::exp_masked;
 using simd::kExpUnderflow;
 using simd::kLanes;
 
@@ -19,20 +21,47 @@ GRPO_CLONES ExpMoments exp_moments(const float* x, int64_t n, float scale, float
   for (; i + kLanes <= n; i += kLanes) {
     for (int l = 0; l < kLanes; ++l) {
       const float d = clamp_low(x[i + l] * scale - shift);
-      const float e = exp_nonpositive(d);
+      const float e = exp_masked(d);
       sum[l] += e;
       dot[l] += e * d;
     }
   }
   for (int l = 0; i < n; ++i, ++l) {
     const float d = clamp_low(x[i] * scale - shift);
-    const float e = exp_nonpositive(d);
+    const float e = exp_masked(d);
     sum[l] += e;
     dot[l] += e * d;
   }
   ExpMoments moments;
   for (int l = 0; l < kLanes; ++l) moments.sum += sum[l], moments.dot += dot[l];
   return moments;
+}
+
+// d needs no clamp here: without Σ e·d, a masked entry (d = −Infinity) is dropped by exp_masked's mask.
+GRPO_CLONES float exp_sum(const float* x, int64_t n, float scale, float shift) {
+  float sum[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) sum[l] += exp_masked(x[i + l] * scale - shift);
+  for (int l = 0; i < n; ++i, ++l) sum[l] += exp_masked(x[i] * scale - shift);
+  float total = 0.0f;
+  for (int l = 0; l < kLanes; ++l) total += sum[l];
+  return total;
+}
+
+GRPO_CLONES float exp_sum_store(const float* x, int64_t n, float scale, float shift, float* out) {
+  float sum[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) sum[l] += (out[i + l] = exp_masked(x[i + l] * scale - shift));
+  for (int l = 0; i < n; ++i, ++l) sum[l] += (out[i] = exp_masked(x[i] * scale - shift));
+  float total = 0.0f;
+  for (int l = 0; l < kLanes; ++l) total += sum[l];
+  return total;
+}
+
+GRPO_CLONES void scale_span(float* out, int64_t n, float factor) {
+  for (int64_t i = 0; i < n; ++i) out[i] *= factor;
 }
 
 namespace {
@@ -61,6 +90,24 @@ void OnlineSoftmax::absorb(const float* x, int64_t n, float scale) {
   max = new_max;
 }
 
+float OnlineSoftmax::absorb_sum(const float* x, int64_t n, float scale, float* e_out) {
+  const float span_max = simd::max_of(x, n) * scale;
+  if (span_max == -INFINITY) {  // masked out, or NaN among −Infinity: no exp to take
+    bool bad = false;
+    simd::max_checked(x, n, &bad);
+    finite = finite && !bad;
+    if (e_out) std::fill(e_out, e_out + n, 0.0f);
+    return span_max;
+  }
+  const float sum = e_out ? exp_sum_store(x, n, scale, span_max, e_out) : exp_sum(x, n, scale, span_max);
+  if (std::isnan(sum)) finite = false;
+  if (!finite) return span_max;
+  const float new_max = max > span_max ? max : span_max;
+  moments.sum = rebase({moments.sum, 0.0f}, max, new_max).sum + rebase({sum, 0.0f}, span_max, new_max).sum;
+  max = new_max;
+  return span_max;
+}
+
 float OnlineSoftmax::log_sum() const { return std::log(moments.sum); }
 
 float OnlineSoftmax::entropy() const { return log_sum() - moments.dot / moments.sum; }
@@ -71,11 +118,33 @@ OnlineSoftmax row_softmax(const float* x, int64_t n, float scale) {
   return state;
 }
 
+OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale) {
+  OnlineSoftmax state;
+  for (int64_t begin = 0; begin < n; begin += kSpan) state.absorb_sum(x + begin, n - begin < kSpan ? n - begin : kSpan, scale);
+  return state;
+}
+
+OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, float* out) {
+  OnlineSoftmax state;
+  std::vector<float> span_max;  // [spans]
+  span_max.reserve(static_cast<size_t>((n + kSpan - 1) / kSpan));
+  for (int64_t begin = 0; begin < n; begin += kSpan)
+    span_max.push_back(state.absorb_sum(x + begin, n - begin < kSpan ? n - begin : kSpan, scale, out + begin));
+  if (!state.finite || state.max == -INFINITY) return state;
+  const float g = -scale * g_logp / state.moments.sum;  // −scale · g_logp · p_j = g · e_j · e^(span max − max)
+  for (int64_t s = 0, begin = 0; begin < n; ++s, begin += kSpan) {
+    const float share = span_max[s] == -INFINITY ? 0.0f : g * std::exp(span_max[s] - state.max);
+    scale_span(out + begin, n - begin < kSpan ? n - begin : kSpan, share);
+  }
+  if (target >= 0) out[target] += scale * g_logp;
+  return state;
+}
+
 GRPO_CLONES void softmax_row_backward(const float* x, int64_t n, float scale, float max, float log_sum, float entropy, float g_logp,
                                       float g_entropy, int64_t target, float* out) {
   for (int64_t j = 0; j < n; ++j) {
     const float log_p = clamp_low((x[j] * scale - max) - log_sum);
-    const float p = exp_nonpositive(log_p);
+    const float p = exp_masked(log_p);
     out[j] = scale * (-g_logp * p - g_entropy * p * (log_p + entropy));
   }
   if (target >= 0) out[target] += scale * g_logp;
