@@ -30,6 +30,8 @@ const hotLoops = [
   ['sampling', 'grpo::sampling::tail_at_least('],
   ['sampling', 'grpo::sampling::block_maxima('],
   ['sampling', 'grpo::sampling::draw_block_sums('],
+  ['advantage', 'grpo::(anonymous namespace)::batch_stat('],
+  ['advantage', 'grpo::(anonymous namespace)::contiguous_block('],
   ['model', 'grpo::model::(anonymous namespace)::forward_rows('],
   ['model', 'grpo::model::(anonymous namespace)::backward_rows('],
   ['model', 'grpo::model::(anonymous namespace)::weight_grad_columns('],
