@@ -15,16 +15,32 @@ using simd::kLanes;
 // d clamped so that masked entries (d = −Infinity) give e · d = 0, not NaN.
 GRPO_INLINE float clamp_low(float d) { return simd::at_least(d, kExpUnderflow); }
 
+constexpr int64_t kPrefetchBlock = 256;  // floats: 16 cache lines requested per block of exps
+
+// Requests [p, p + count) from memory. The exp loops ask for the next span (x + n: the rest of the row, then
+// the next row) block by block while they compute, so that its max pass reads from cache instead of waiting
+// on memory (the max pass took twice the time of the exps on one thread, docs/performance.md).
+GRPO_INLINE void prefetch(const float* p, int64_t count) {
+  for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k);
+}
+
+// The same for lines about to be written.
+GRPO_INLINE void prefetch_for_write(float* p, int64_t count) {
+  for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k, 1);
+}
+
 GRPO_CLONES ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift) {
   float sum[kLanes] = {}, dot[kLanes] = {};
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) {
-      const float d = clamp_low(x[i + l] * scale - shift);
-      const float e = exp_masked(d);
-      sum[l] += e;
-      dot[l] += e * d;
-    }
+  while (i + kLanes <= n) {
+    prefetch(x + n + i, kPrefetchBlock);
+    for (const int64_t end = std::min(i + kPrefetchBlock, n); i + kLanes <= end; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const float d = clamp_low(x[i + l] * scale - shift);
+        const float e = exp_masked(d);
+        sum[l] += e;
+        dot[l] += e * d;
+      }
   }
   for (int l = 0; i < n; ++i, ++l) {
     const float d = clamp_low(x[i] * scale - shift);
@@ -41,8 +57,11 @@ GRPO_CLONES ExpMoments exp_moments(const float* x, int64_t n, float scale, float
 GRPO_CLONES float exp_sum(const float* x, int64_t n, float scale, float shift) {
   float sum[kLanes] = {};
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) sum[l] += exp_masked(x[i + l] * scale - shift);
+  while (i + kLanes <= n) {
+    prefetch(x + n + i, kPrefetchBlock);
+    for (const int64_t end = std::min(i + kPrefetchBlock, n); i + kLanes <= end; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) sum[l] += exp_masked(x[i + l] * scale - shift);
+  }
   for (int l = 0; i < n; ++i, ++l) sum[l] += exp_masked(x[i] * scale - shift);
   float total = 0.0f;
   for (int l = 0; l < kLanes; ++l) total += sum[l];
@@ -52,8 +71,12 @@ GRPO_CLONES float exp_sum(const float* x, int64_t n, float scale, float shift) {
 GRPO_CLONES float exp_sum_store(const float* x, int64_t n, float scale, float shift, float* out) {
   float sum[kLanes] = {};
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) sum[l] += (out[i + l] = exp_masked(x[i + l] * scale - shift));
+  while (i + kLanes <= n) {
+    prefetch(x + n + i, kPrefetchBlock);
+    prefetch_for_write(out + n + i, kPrefetchBlock);
+    for (const int64_t end = std::min(i + kPrefetchBlock, n); i + kLanes <= end; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) sum[l] += (out[i + l] = exp_masked(x[i + l] * scale - shift));
+  }
   for (int l = 0; i < n; ++i, ++l) sum[l] += (out[i] = exp_masked(x[i] * scale - shift));
   float total = 0.0f;
   for (int l = 0; l < kLanes; ++l) total += sum[l];
