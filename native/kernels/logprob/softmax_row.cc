@@ -54,17 +54,26 @@ GRPO_CLONES ExpMoments exp_moments(const float* x, int64_t n, float scale, float
 }
 
 // d needs no clamp here: without Σ e·d, a masked entry (d = −Infinity) is dropped by exp_masked's mask.
-GRPO_CLONES float exp_sum(const float* x, int64_t n, float scale, float shift) {
-  float sum[kLanes] = {};
+GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
+                                   float* next_max) {
+  float sum[kLanes] = {}, top[kLanes];
+  for (int l = 0; l < kLanes; ++l) top[l] = -INFINITY;
+  const int64_t both = std::min(n, next_n) / kLanes * kLanes;
   int64_t i = 0;
-  while (i + kLanes <= n) {
-    prefetch(x + n + i, kPrefetchBlock);
-    for (const int64_t end = std::min(i + kPrefetchBlock, n); i + kLanes <= end; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) sum[l] += exp_masked(x[i + l] * scale - shift);
-  }
+  for (; i < both; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      sum[l] += exp_masked(x[i + l] * scale - shift);
+      top[l] = next[i + l] > top[l] ? next[i + l] : top[l];  // as simd::max_of: NaN ignored
+    }
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) sum[l] += exp_masked(x[i + l] * scale - shift);
   for (int l = 0; i < n; ++i, ++l) sum[l] += exp_masked(x[i] * scale - shift);
-  float total = 0.0f;
-  for (int l = 0; l < kLanes; ++l) total += sum[l];
+  float result = simd::max_of(next + both, next_n - both), total = 0.0f;
+  for (int l = 0; l < kLanes; ++l) {
+    result = top[l] > result ? top[l] : result;
+    total += sum[l];
+  }
+  *next_max = result;
   return total;
 }
 
@@ -113,21 +122,29 @@ void OnlineSoftmax::absorb(const float* x, int64_t n, float scale) {
   max = new_max;
 }
 
-float OnlineSoftmax::absorb_sum(const float* x, int64_t n, float scale, float* e_out) {
-  const float span_max = simd::max_of(x, n) * scale;
-  if (span_max == -INFINITY) {  // masked out, or NaN among −Infinity: no exp to take
-    bool bad = false;
-    simd::max_checked(x, n, &bad);
-    finite = finite && !bad;
-    if (e_out) std::fill(e_out, e_out + n, 0.0f);
-    return span_max;
-  }
-  const float sum = e_out ? exp_sum_store(x, n, scale, span_max, e_out) : exp_sum(x, n, scale, span_max);
-  if (std::isnan(sum)) finite = false;
-  if (!finite) return span_max;
+bool OnlineSoftmax::skip_masked(const float* x, int64_t n, float span_max) {
+  if (span_max != -INFINITY) return false;
+  bool bad = false;  // masked out, or NaN among −Infinity (max_of ignores NaN)
+  simd::max_checked(x, n, &bad);
+  finite = finite && !bad;
+  return true;
+}
+
+void OnlineSoftmax::merge_sum(float span_max, float sum) {
+  if (std::isnan(sum)) finite = false;  // the span held NaN or +Infinity
+  if (!finite) return;
   const float new_max = max > span_max ? max : span_max;
   moments.sum = rebase({moments.sum, 0.0f}, max, new_max).sum + rebase({sum, 0.0f}, span_max, new_max).sum;
   max = new_max;
+}
+
+float OnlineSoftmax::absorb_sum(const float* x, int64_t n, float scale, float* e_out) {
+  const float span_max = simd::max_of(x, n) * scale;
+  if (skip_masked(x, n, span_max)) {
+    std::fill(e_out, e_out + n, 0.0f);
+    return span_max;
+  }
+  merge_sum(span_max, exp_sum_store(x, n, scale, span_max, e_out));
   return span_max;
 }
 
@@ -141,9 +158,20 @@ OnlineSoftmax row_softmax(const float* x, int64_t n, float scale) {
   return state;
 }
 
+// Each span's exps run in the sweep that takes the next span's max: the loads from memory overlap the exps.
 OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale) {
   OnlineSoftmax state;
-  for (int64_t begin = 0; begin < n; begin += kSpan) state.absorb_sum(x + begin, n - begin < kSpan ? n - begin : kSpan, scale);
+  float raw_max = simd::max_of(x, std::min(n, kSpan));
+  for (int64_t begin = 0; begin < n; begin += kSpan) {
+    const int64_t length = std::min(n - begin, kSpan), next_length = std::clamp<int64_t>(n - begin - kSpan, 0, kSpan);
+    const float* span = x + begin;
+    const float span_max = raw_max * scale;
+    if (state.skip_masked(span, length, span_max)) {
+      raw_max = simd::max_of(span + length, next_length);
+      continue;
+    }
+    state.merge_sum(span_max, exp_sum_next_max(span, length, scale, span_max, span + length, next_length, &raw_max));
+  }
   return state;
 }
 

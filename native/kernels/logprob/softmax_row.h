@@ -18,10 +18,13 @@ struct ExpMoments {
 // Σ e and Σ e·d over x[0, n) for d = x·scale − shift.
 ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift);
 
-// Σ e over x[0, n) for d = x·scale − shift, without Σ e·d (the forward when no entropy is asked for).
-float exp_sum(const float* x, int64_t n, float scale, float shift);
+// Σ e over x[0, n) for d = x·scale − shift, without Σ e·d (the forward when no entropy is asked for), and in
+// the same sweep the max of next[0, next_n) ignoring NaN (simd::max_of) into *next_max: the next span's loads
+// overlap this span's exps.
+float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
+                       float* next_max);
 
-// The same, writing each e to out[0, n) (out may be x).
+// Σ e over x[0, n) as exp_sum_next_max, writing each e to out[0, n) (out may be x).
 float exp_sum_store(const float* x, int64_t n, float scale, float shift, float* out);
 
 // out[0, n) *= factor.
@@ -36,11 +39,14 @@ struct OnlineSoftmax {
   bool finite = true;     // false once a span held NaN or +Infinity
 
   void absorb(const float* x, int64_t n, float scale);
-  // absorb without Σ e·d (moments.dot stays 0: entropy() is not defined). The span's max ignores NaN (one
-  // vector operation per logit) and Σ e comes out NaN when the span holds NaN or +Infinity. When `e_out` is
-  // given, the span's e relative to its own max goes there (zeros for a span without a finite max).
-  // Returns that max.
-  float absorb_sum(const float* x, int64_t n, float scale, float* e_out = nullptr);
+  // absorb without Σ e·d (moments.dot stays 0: entropy() is not defined), writing the span's e relative to its
+  // own max to `e_out` (zeros for a span without a finite max). The span's max ignores NaN (one vector
+  // operation per logit) and Σ e comes out NaN when the span holds NaN or +Infinity. Returns that max.
+  float absorb_sum(const float* x, int64_t n, float scale, float* e_out);
+  // absorb_sum's two halves: true for a span whose scaled max is −Infinity (nothing to add; marks the row
+  // bad when the span holds NaN), and the merge of a span's Σ e taken relative to span_max.
+  bool skip_masked(const float* x, int64_t n, float span_max);
+  void merge_sum(float span_max, float sum);
   float log_sum() const;
   float entropy() const;
 };
