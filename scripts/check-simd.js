@@ -15,6 +15,7 @@ const hotLoops = [
   ['logprob', 'grpo::simd::max_checked('],
   ['logprob', 'grpo::simd::max_of('],
   ['logprob', 'grpo::exp_moments('],
+  ['logprob', 'grpo::exp_moments_next_max('],
   ['logprob', 'grpo::exp_sum_next_max('],
   ['logprob', 'grpo::exp_sum_store('],
   ['logprob', 'grpo::scale_span('],

@@ -53,6 +53,38 @@ GRPO_CLONES ExpMoments exp_moments(const float* x, int64_t n, float scale, float
   return moments;
 }
 
+GRPO_CLONES ExpMoments exp_moments_next_max(const float* x, int64_t n, float scale, float shift, const float* next,
+                                            int64_t next_n, float* next_max, bool* next_bad) {
+  constexpr float kInf = INFINITY;
+  float sum[kLanes] = {}, dot[kLanes] = {}, top[kLanes];
+  int bad[kLanes] = {};
+  for (int l = 0; l < kLanes; ++l) top[l] = -kInf;
+  const int64_t both = std::min(n, next_n) / kLanes * kLanes;
+  int64_t i = 0;
+  for (; i < both; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float d = clamp_low(x[i + l] * scale - shift);
+      const float e = exp_masked(d);
+      sum[l] += e;
+      dot[l] += e * d;
+      const float v = next[i + l];  // as simd::max_checked
+      bad[l] |= !(v < kInf);
+      top[l] = v > top[l] ? v : top[l];
+    }
+  ExpMoments rest = exp_moments(x + i, n - i, scale, shift);
+  bool rest_bad = false;
+  float result = simd::max_checked(next + both, next_n - both, &rest_bad);
+  int any_bad = rest_bad;
+  for (int l = 0; l < kLanes; ++l) {
+    result = top[l] > result ? top[l] : result;
+    any_bad |= bad[l];
+    rest.sum += sum[l], rest.dot += dot[l];
+  }
+  *next_max = result;
+  *next_bad = any_bad != 0;
+  return rest;
+}
+
 // d needs no clamp here: without Σ e·d, a masked entry (d = −Infinity) is dropped by exp_masked's mask.
 GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
                                    float* next_max) {
@@ -115,7 +147,10 @@ void OnlineSoftmax::absorb(const float* x, int64_t n, float scale) {
   const float span_max = simd::max_checked(x, n, &bad) * scale;
   finite = finite && !bad;
   if (bad || span_max == -INFINITY) return;
-  const ExpMoments span = exp_moments(x, n, scale, span_max);
+  merge(span_max, exp_moments(x, n, scale, span_max));
+}
+
+void OnlineSoftmax::merge(float span_max, ExpMoments span) {
   const float new_max = max > span_max ? max : span_max;
   const ExpMoments old_part = rebase(moments, max, new_max), new_part = rebase(span, span_max, new_max);
   moments = {old_part.sum + new_part.sum, old_part.dot + new_part.dot};
@@ -152,9 +187,22 @@ float OnlineSoftmax::log_sum() const { return std::log(moments.sum); }
 
 float OnlineSoftmax::entropy() const { return log_sum() - moments.dot / moments.sum; }
 
+// As absorb span by span, each span's exps in the sweep that takes the next span's checked max.
 OnlineSoftmax row_softmax(const float* x, int64_t n, float scale) {
   OnlineSoftmax state;
-  for (int64_t begin = 0; begin < n; begin += kSpan) state.absorb(x + begin, n - begin < kSpan ? n - begin : kSpan, scale);
+  bool bad = false;
+  float raw_max = simd::max_checked(x, std::min(n, kSpan), &bad);
+  for (int64_t begin = 0; begin < n; begin += kSpan) {
+    const int64_t length = std::min(n - begin, kSpan), next_length = std::clamp<int64_t>(n - begin - kSpan, 0, kSpan);
+    const float *span = x + begin, *next = span + length;
+    const float span_max = raw_max * scale;
+    state.finite = state.finite && !bad;
+    if (bad || span_max == -INFINITY) {
+      raw_max = simd::max_checked(next, next_length, &bad);
+      continue;
+    }
+    state.merge(span_max, exp_moments_next_max(span, length, scale, span_max, next, next_length, &raw_max, &bad));
+  }
   return state;
 }
 

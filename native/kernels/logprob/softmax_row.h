@@ -18,6 +18,11 @@ struct ExpMoments {
 // Σ e and Σ e·d over x[0, n) for d = x·scale − shift.
 ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift);
 
+// exp_moments of x[0, n), and in the same sweep simd::max_checked of next[0, next_n) into *next_max and
+// *next_bad: the next span's loads overlap this span's exps.
+ExpMoments exp_moments_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
+                                float* next_max, bool* next_bad);
+
 // Σ e over x[0, n) for d = x·scale − shift, without Σ e·d (the forward when no entropy is asked for), and in
 // the same sweep the max of next[0, next_n) ignoring NaN (simd::max_of) into *next_max: the next span's loads
 // overlap this span's exps.
@@ -39,6 +44,8 @@ struct OnlineSoftmax {
   bool finite = true;     // false once a span held NaN or +Infinity
 
   void absorb(const float* x, int64_t n, float scale);
+  // The merge of one span's moments taken relative to span_max (absorb's second half).
+  void merge(float span_max, ExpMoments span);
   // absorb without Σ e·d (moments.dot stays 0: entropy() is not defined), writing the span's e relative to its
   // own max to `e_out` (zeros for a span without a finite max). The span's max ignores NaN (one vector
   // operation per logit) and Σ e comes out NaN when the span holds NaN or +Infinity. Returns that max.
