@@ -163,6 +163,26 @@ GRPO_CLONES Stat batch_stat(const float* rewards, int64_t n, int32_t nan_policy)
   return {mean, valid >= 2.0 ? std::sqrt(square_sum / (valid - 1.0)) : kNaN, static_cast<int64_t>(valid)};
 }
 
+// The advantages of contiguous_block's lanes, as write_group writes them (staged in `values`, then into their
+// groups' places in `out`).
+template <bool kRawSingleton>
+GRPO_INLINE void write_lanes(double* values, int64_t size, const double* mean, const double* inverse,
+                             const double* valid, const grpo_advantage_options& o, int64_t first, float* out) {
+  const double fixed = o.singleton == GRPO_ADV_SINGLETON_NAN ? kNaN : 0.0;
+  const double divisor = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 + o.std_epsilon;
+  for (int64_t j = 0; j < size; ++j)
+    for (int l = 0; l < kLanes; ++l) {
+      const double v = values[j * kLanes + l];
+      const double a = (v - mean[l]) * inverse[l];
+      const double scaled = pick(a - a == 0.0, a, 0.0);  // as write_group
+      const double single = kRawSingleton ? v / divisor : fixed;
+      const double value = pick(valid[l] < 2.0, single, scaled);
+      values[j * kLanes + l] = pick(v == v, value, 0.0);
+    }
+  for (int64_t j = 0; j < size; ++j)
+    for (int l = 0; l < kLanes; ++l) out[(first + l) * size + j] = static_cast<float>(values[j * kLanes + l]);
+}
+
 // What normalize() does for kLanes contiguous groups [first, first + kLanes) of `size` rewards, one group per
 // lane: the block is transposed into `values` [size, kLanes] so that each group's sums run in group_stat's
 // serial order (the same bits) while the lanes vectorise. Returns the count of rows with a zero std (logging).
@@ -191,20 +211,11 @@ GRPO_CLONES int64_t contiguous_block(const float* rewards, int64_t first, int64_
     if (zero_std_for_logging(scale_std, o.scale == GRPO_ADV_SCALE_BATCH ? n : size)) zero_std += size;
     inverse[l] = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon);
   }
-  // singleton_advantage without branches in the loop
-  const bool raw = o.singleton == GRPO_ADV_SINGLETON_RAW, unscaled = o.scale == GRPO_ADV_SCALE_NONE;
-  const double fixed = o.singleton == GRPO_ADV_SINGLETON_NAN ? kNaN : 0.0, divisor = unscaled ? 1.0 : 1.0 + o.std_epsilon;
-  for (int64_t j = 0; j < size; ++j)
-    for (int l = 0; l < kLanes; ++l) {
-      const double v = values[j * kLanes + l];
-      const double a = (v - mean[l]) * inverse[l];
-      const double scaled = pick(a - a == 0.0, a, 0.0);  // as write_group
-      const double single = pick(raw, v / divisor, fixed);
-      const double value = pick(valid[l] < 2.0, single, scaled);
-      values[j * kLanes + l] = pick(v == v, value, 0.0);
-    }
-  for (int64_t j = 0; j < size; ++j)
-    for (int l = 0; l < kLanes; ++l) out[(first + l) * size + j] = static_cast<float>(values[j * kLanes + l]);
+  // singleton_advantage without branches in the loop; its division only where the policy needs it
+  if (o.singleton == GRPO_ADV_SINGLETON_RAW)
+    write_lanes<true>(values, size, mean, inverse, valid, o, first, out);
+  else
+    write_lanes<false>(values, size, mean, inverse, valid, o, first, out);
   return zero_std;
 }
 
