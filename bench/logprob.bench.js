@@ -1,7 +1,7 @@
 // Log-prob scoring: plain forward and forward+backward at (2048, 32768) and (512, 151936). Every fast result is
 // checked against the float64 reference in the same run before it is timed. The fused LM head:
-// bench/linear-logprob.bench.js. Run: npm run build && node bench/logprob.bench.js
-import { getThreads, cpuPath, logprobs, logprobsBackwardSync, logprobsSync } from '../dist/index.js';
+// bench/linear-logprob.bench.js. Then the CPU time per call on 1 thread. Run: npm run build && node bench/logprob.bench.js
+import { getThreads, cpuPath, logprobs, logprobsBackwardSync, logprobsSync, setThreads } from '../dist/index.js';
 import { logprobsReference } from '../dist/reference/logprob.js';
 import { randomLogits, targetsFor } from './logits.js';
 import { measureRoofs } from './roof.js';
@@ -47,5 +47,37 @@ const roofs = await measureRoofs();
 console.log(`cpu path ${cpuPath()}, ${getThreads()} threads; read roof ${fixed(roofs.readGBs, 1)} GB/s, FMA roof ${fixed(roofs.fmaGflops, 0)} GFLOP/s`);
 console.table(plainRows(roofs).map((r) => ({ ...r, ms: fixed(r.ms), rme: `±${fixed(r.rme, 1)}%`, GBs: fixed(r.GBs, 1),
   roof: `${fixed(100 * r.roof, 0)}%`, vsRef: `${fixed(r.vsRef, 0)}×`, maxError: r.maxError.toExponential(1) })));
+// CPU time of one call on 1 thread (process user + system time: the work itself, whatever share of a loaded
+// machine the process gets), best / median of 7, logits [2048, 32768]: the figures docs/performance.md quotes.
+function cpuMs(fn, runs = 7) {
+  const times = [];
+  for (let r = 0; r < runs; r++) {
+    const start = process.cpuUsage();
+    fn();
+    const { user, system } = process.cpuUsage(start);
+    times.push((user + system) / 1000);
+  }
+  times.sort((a, b) => a - b);
+  return `${fixed(times[0], 1)} / ${fixed(times[runs >> 1], 1)} ms`;
+}
+
+function cpuRows() {
+  const threads = getThreads();
+  setThreads(1);
+  const [T, V] = [2048, 32768];
+  const logits = randomLogits(T * V, T + V), targets = targetsFor(T, V);
+  const gradLogp = new Float32Array(T).fill(1), gradOut = new Float32Array(T * V);
+  logprobsSync(logits, targets);
+  const rows = [
+    ['forward', () => logprobsSync(logits, targets)],
+    ['forward + entropy', () => logprobsSync(logits, targets, { entropy: true })],
+    ['backward', () => logprobsBackwardSync(logits, targets, gradLogp, { out: gradOut })],
+    ['backward + gradEntropy', () => logprobsBackwardSync(logits, targets, gradLogp, { out: gradOut, gradEntropy: gradLogp })],
+  ].map(([kernel, fn]) => ({ kernel, shape: `${T}x${V}`, 'CPU best / median, 1 thread': cpuMs(fn) }));
+  setThreads(threads);
+  return rows;
+}
+
+console.table(cpuRows());
 await asyncCopyCost('logprobs forward 512x151936', (x, a) => (a ? logprobs : logprobsSync)(x.logits, x.targets),
   { logits: randomLogits(512 * 151936, 5), targets: targetsFor(512, 151936) });

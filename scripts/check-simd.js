@@ -13,7 +13,12 @@ import { existsSync } from 'node:fs';
 // The hot loops of each kernel family, by their demangled name up to the parameter list.
 const hotLoops = [
   ['logprob', 'grpo::simd::max_checked('],
+  ['logprob', 'grpo::simd::max_of('],
   ['logprob', 'grpo::exp_moments('],
+  ['logprob', 'grpo::exp_moments_next_max('],
+  ['logprob', 'grpo::exp_sum_next_max('],
+  ['logprob', 'grpo::exp_sum_store('],
+  ['logprob', 'grpo::scale_span('],
   ['logprob', 'grpo::softmax_row_backward('],
   ['logprob bf16', 'grpo::linear_logprob::(anonymous namespace)::widen_span('],
   ['logprob bf16', 'grpo::linear_logprob::(anonymous namespace)::round_span('],
@@ -26,6 +31,8 @@ const hotLoops = [
   ['sampling', 'grpo::sampling::tail_at_least('],
   ['sampling', 'grpo::sampling::block_maxima('],
   ['sampling', 'grpo::sampling::draw_block_sums('],
+  ['advantage', 'grpo::(anonymous namespace)::batch_stat('],
+  ['advantage', 'grpo::(anonymous namespace)::contiguous_block('],
   ['model', 'grpo::model::(anonymous namespace)::forward_rows('],
   ['model', 'grpo::model::(anonymous namespace)::backward_rows('],
   ['model', 'grpo::model::(anonymous namespace)::weight_grad_columns('],

@@ -1,16 +1,18 @@
 // Advantages: group / batch / rank-wise normalisation of rewards, and their scatter onto tokens.
 // One normaliser serves every layout: a "group view" says which rewards form group g.
-// Rewards are few (64K in one call costs tens of microseconds), so normalisation is serial
-// and trivially deterministic; the token scatters run over rows in parallel.
+// Rewards are few (64K in one call costs tens of microseconds), so normalisation is serial, on one thread,
+// and trivially deterministic (its sums run in lanes of a fixed layout); the token scatters run over rows in parallel.
 #include "advantage_checks.h"
 #include "grpo/advantage.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "group_index.h"
 #include "runtime/error.h"
+#include "runtime/simd.h"
 #include "runtime/thread_pool.h"
 
 namespace grpo {
@@ -111,12 +113,135 @@ void cell_flags(const float* rewards, const Groups& groups, int64_t g, int32_t n
 // = 1, or a batch of one in "batch" mode) is set to 0 (TRL grpo_trainer.py L2687-2699). Same rule in advantage.cu.
 bool zero_std_for_logging(double scale_std, int64_t rows) { return rows == 1 || std::fabs(scale_std) <= 1e-8; }
 
+// cond ? a : b on the bits: GCC's PRE turns a double select that feeds arithmetic into a branch, and the
+// branch stops the vectoriser (docs/performance.md).
+GRPO_INLINE double pick(bool cond, double a, double b) {
+  uint64_t x, y;
+  std::memcpy(&x, &a, sizeof x), std::memcpy(&y, &b, sizeof y);
+  const uint64_t keep = 0 - static_cast<uint64_t>(cond), bits = (x & keep) | (y & ~keep);
+  double out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
+// reward_value, branch-free: NaN as `nan_value` (0 or NaN).
+GRPO_INLINE double lane_value(float r, double nan_value) { return pick(r == r, static_cast<double>(r), nan_value); }
+
+double nan_value_of(int32_t nan_policy) { return nan_policy == GRPO_ADV_NAN_AS_ZERO ? 0.0 : kNaN; }
+
+// The whole batch's mean and std (the `batch` of normalize) from kLanes partial sums per pass, their order
+// fixed by the lane layout: a serial sum over 64K rewards is one chain of dependent adds (4 cycles each).
+constexpr int kLanes = 8;
+
+GRPO_CLONES Stat batch_stat(const float* rewards, int64_t n, int32_t nan_policy) {
+  const double nan_value = nan_value_of(nan_policy);
+  double sum[kLanes] = {}, count[kLanes] = {}, squares[kLanes] = {};
+  const int64_t whole = n - n % kLanes;
+  for (int64_t i = 0; i < whole; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const double v = lane_value(rewards[i + l], nan_value);
+      sum[l] += pick(v == v, v, 0.0), count[l] += pick(v == v, 1.0, 0.0);
+    }
+  for (int64_t i = whole; i < n; ++i) {
+    const double v = lane_value(rewards[i], nan_value);
+    sum[i - whole] += pick(v == v, v, 0.0), count[i - whole] += pick(v == v, 1.0, 0.0);
+  }
+  double total = 0.0, valid = 0.0;
+  for (int l = 0; l < kLanes; ++l) total += sum[l], valid += count[l];
+  const double mean = valid > 0.0 ? total / valid : kNaN;
+  for (int64_t i = 0; i < whole; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const double v = lane_value(rewards[i + l], nan_value);
+      squares[l] += pick(v == v, (v - mean) * (v - mean), 0.0);
+    }
+  for (int64_t i = whole; i < n; ++i) {
+    const double v = lane_value(rewards[i], nan_value);
+    squares[i - whole] += pick(v == v, (v - mean) * (v - mean), 0.0);
+  }
+  double square_sum = 0.0;
+  for (int l = 0; l < kLanes; ++l) square_sum += squares[l];
+  return {mean, valid >= 2.0 ? std::sqrt(square_sum / (valid - 1.0)) : kNaN, static_cast<int64_t>(valid)};
+}
+
+// The advantages of contiguous_block's lanes, as write_group writes them (staged in `values`, then into their
+// groups' places in `out`).
+template <bool kRawSingleton>
+GRPO_INLINE void write_lanes(double* values, int64_t size, const double* mean, const double* inverse,
+                             const double* valid, const grpo_advantage_options& o, int64_t first, float* out) {
+  const double fixed = o.singleton == GRPO_ADV_SINGLETON_NAN ? kNaN : 0.0;
+  const double divisor = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 + o.std_epsilon;
+  for (int64_t j = 0; j < size; ++j)
+    for (int l = 0; l < kLanes; ++l) {
+      const double v = values[j * kLanes + l];
+      const double a = (v - mean[l]) * inverse[l];
+      const double scaled = pick(a - a == 0.0, a, 0.0);  // as write_group
+      const double single = kRawSingleton ? v / divisor : fixed;
+      const double value = pick(valid[l] < 2.0, single, scaled);
+      values[j * kLanes + l] = pick(v == v, value, 0.0);
+    }
+  for (int64_t j = 0; j < size; ++j)
+    for (int l = 0; l < kLanes; ++l) out[(first + l) * size + j] = static_cast<float>(values[j * kLanes + l]);
+}
+
+// What normalize() does for kLanes contiguous groups [first, first + kLanes) of `size` rewards, one group per
+// lane: the block is transposed into `values` [size, kLanes] so that each group's sums run in group_stat's
+// serial order (the same bits) while the lanes vectorise. Returns the count of rows with a zero std (logging).
+GRPO_CLONES int64_t contiguous_block(const float* rewards, int64_t first, int64_t size, const Stat& batch, int64_t n,
+                                     const grpo_advantage_options& o, double* values, float* out) {
+  const float* block = rewards + first * size;
+  const double nan_value = nan_value_of(o.nan_rewards);
+  for (int64_t j = 0; j < size; ++j)
+    for (int l = 0; l < kLanes; ++l) values[j * kLanes + l] = lane_value(block[l * size + j], nan_value);
+  double sum[kLanes] = {}, valid[kLanes] = {}, squares[kLanes] = {}, mean[kLanes], inverse[kLanes];
+  for (int64_t j = 0; j < size; ++j)
+    for (int l = 0; l < kLanes; ++l) {
+      const double v = values[j * kLanes + l];
+      sum[l] += pick(v == v, v, 0.0), valid[l] += pick(v == v, 1.0, 0.0);
+    }
+  for (int l = 0; l < kLanes; ++l) mean[l] = valid[l] > 0.0 ? sum[l] / valid[l] : kNaN;
+  for (int64_t j = 0; j < size; ++j)
+    for (int l = 0; l < kLanes; ++l) {
+      const double v = values[j * kLanes + l];
+      squares[l] += pick(v == v, (v - mean[l]) * (v - mean[l]), 0.0);
+    }
+  int64_t zero_std = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    const double std = valid[l] >= 2.0 ? std::sqrt(squares[l] / (valid[l] - 1.0)) : kNaN;
+    const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch.std : std;
+    if (zero_std_for_logging(scale_std, o.scale == GRPO_ADV_SCALE_BATCH ? n : size)) zero_std += size;
+    inverse[l] = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon);
+  }
+  // singleton_advantage without branches in the loop; its division only where the policy needs it
+  if (o.singleton == GRPO_ADV_SINGLETON_RAW)
+    write_lanes<true>(values, size, mean, inverse, valid, o, first, out);
+  else
+    write_lanes<false>(values, size, mean, inverse, valid, o, first, out);
+  return zero_std;
+}
+
+// normalize() for contiguous groups: whole blocks of kLanes groups in lanes, the rest group by group.
+void normalize_contiguous(const float* rewards, int64_t n, const ContiguousGroups& groups, const grpo_advantage_options& o,
+                          float* out, grpo_advantage_stats* stats) {
+  const Stat batch = batch_stat(rewards, n, o.nan_rewards);
+  std::vector<double> values(static_cast<size_t>(groups.size_ * kLanes));  // [size, kLanes]
+  int64_t zero_std = 0, g = 0;
+  for (; g + kLanes <= groups.count(); g += kLanes)
+    zero_std += contiguous_block(rewards, g, groups.size_, batch, n, o, values.data(), out);
+  for (; g < groups.count(); ++g) {
+    const Stat group = group_stat(rewards, groups, g, o.nan_rewards);
+    const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch.std : group.std;
+    if (zero_std_for_logging(scale_std, o.scale == GRPO_ADV_SCALE_BATCH ? n : groups.size_)) zero_std += groups.size_;
+    write_group(rewards, groups, g, group, o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon), o, out);
+  }
+  const double no_cells = groups.count() > 0 ? 0.0 : kNaN;  // as normalize() without cells
+  if (stats) *stats = {batch.mean, batch.std, n > 0 ? static_cast<double>(zero_std) / n : kNaN, no_cells, no_cells};
+}
+
 // cells: also count the groups whose rewards are all equal / all zero (rank-wise stats).
 template <typename Groups>
 void normalize(const float* rewards, int64_t n, const Groups& groups, const grpo_advantage_options& o, bool cells,
                float* out, grpo_advantage_stats* stats) {
-  const ContiguousGroups whole{1, n};
-  const Stat batch = group_stat(rewards, whole, 0, o.nan_rewards);
+  const Stat batch = batch_stat(rewards, n, o.nan_rewards);
   int64_t zero_std = 0, cells_equal = 0, cells_zero = 0;
   for (int64_t g = 0; g < groups.count(); ++g) {
     const Stat group = group_stat(rewards, groups, g, o.nan_rewards);
@@ -144,7 +269,7 @@ void group_advantages(const float* rewards, int64_t n, int64_t group_size, const
     const IndexedGroups indexed{index_groups(group_ids, n, num_groups)};
     return normalize(rewards, n, indexed, o, false, out, stats);
   }
-  normalize(rewards, n, ContiguousGroups{n / group_size, group_size}, o, false, out, stats);
+  normalize_contiguous(rewards, n, ContiguousGroups{n / group_size, group_size}, o, out, stats);
 }
 
 }  // namespace grpo

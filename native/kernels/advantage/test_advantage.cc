@@ -1,6 +1,7 @@
 // Advantage kernels against the double-precision reference: contiguous, indexed and rank-wise
 // groups with NaN rewards and singletons under every policy; token scatter on TV10.
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "advantage_reference.h"
@@ -37,6 +38,15 @@ void contiguous_matches_reference(int64_t n, int64_t size, const grpo_advantage_
   CHECK(grpo_group_advantages(r.data(), n, size, nullptr, 0, &o, fast.data(), &stats) == GRPO_OK);
   grpo::reference::normalize_groups(r.data(), n, groups, o, ref.data());
   close_nan("contiguous", fast, ref);
+  // The lanes of whole 8-group blocks give the bits of the group-by-group path (group ids i / size).
+  std::vector<int32_t> ids(n);
+  for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>(i / size);
+  std::vector<float> by_group(n);
+  grpo_advantage_stats group_stats{};
+  CHECK(grpo_group_advantages(r.data(), n, 0, ids.data(), n / size, &o, by_group.data(), &group_stats) == GRPO_OK);
+  CHECK(std::memcmp(fast.data(), by_group.data(), n * sizeof(float)) == 0);
+  CHECK(stats.reward_mean == group_stats.reward_mean && stats.frac_zero_std == group_stats.frac_zero_std);
+  CHECK(std::memcmp(&stats.reward_std, &group_stats.reward_std, sizeof(double)) == 0);
 }
 
 void indexed_matches_reference(int64_t n, int64_t num_groups, const grpo_advantage_options& o) {
@@ -105,6 +115,7 @@ int main() {
         const grpo_advantage_options o{scale, singleton, nan, 1e-4};
         contiguous_matches_reference(4096, 16, o);
         contiguous_matches_reference(30, 1, o);
+        contiguous_matches_reference(13 * 5, 5, o);  // one block of 8 groups, then 5 one by one
         indexed_matches_reference(1000, 37, o);
         rank_matches_reference(6, 8, 20, o);
       }

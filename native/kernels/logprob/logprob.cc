@@ -1,6 +1,6 @@
 // Log-prob scoring over materialised logits [rows, vocab]: forward (log-softmax + gather,
-// entropy) and backward. One row per task; each row is read from DRAM once (max and
-// finiteness check) and then from L2 (exp moments), while the next row is prefetched.
+// entropy) and backward. One row per task; each span of a row is read from DRAM once (its max) and
+// then from L1 (its exps), docs/performance.md.
 #include "grpo/logprob.h"
 
 #include <cmath>
@@ -21,17 +21,26 @@ struct RowResult {
   float max, log_sum, logp, entropy;
 };
 
-// The scaled row's statistics; throws if the row holds NaN/+Inf or is masked out entirely.
-RowResult score_row(const float* x, int64_t vocab, int64_t row, int32_t target, float scale) {
+void check_target(int64_t vocab, int64_t row, int32_t target) {
   if (target < 0 || target >= vocab)
     fail(GRPO_ERR_INDEX_RANGE, "targets[%lld] = %d is outside [0, %lld)", static_cast<long long>(row), target,
          static_cast<long long>(vocab));
-  const OnlineSoftmax stats = row_softmax(x, vocab, scale);
+}
+
+void check_stats(const OnlineSoftmax& stats, int64_t row) {
   if (!stats.finite) fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(row));
   if (stats.max == -INFINITY) fail(GRPO_ERR_VALUE_RANGE, "logits row %lld is -Infinity everywhere", static_cast<long long>(row));
+}
+
+// The scaled row's statistics (the entropy only when asked for: without it the exp pass skips Σ e·d);
+// throws if the row holds NaN/+Inf or is masked out entirely.
+RowResult score_row(const float* x, int64_t vocab, int64_t row, int32_t target, float scale, bool with_entropy) {
+  check_target(vocab, row, target);
+  const OnlineSoftmax stats = with_entropy ? row_softmax(x, vocab, scale) : row_log_sum_exp(x, vocab, scale);
+  check_stats(stats, row);
   const float log_sum = stats.log_sum();
   // (z_target − max) − log_sum keeps full precision when |logits| is large (1e4: ulp ≈ 1e-3).
-  return {stats.max, log_sum, (x[target] * scale - stats.max) - log_sum, stats.entropy()};
+  return {stats.max, log_sum, (x[target] * scale - stats.max) - log_sum, with_entropy ? stats.entropy() : 0.0f};
 }
 
 int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }
@@ -49,7 +58,7 @@ void logprob_forward(const float* logits, const int32_t* targets, int64_t rows, 
         if (entropy) entropy[t] = 0.0f;
         continue;
       }
-      const RowResult r = score_row(x, vocab, t, targets[t], scale);
+      const RowResult r = score_row(x, vocab, t, targets[t], scale, entropy != nullptr);
       logp[t] = r.logp;
       if (entropy) entropy[t] = r.entropy;
     }
@@ -71,7 +80,12 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
         for (int64_t j = 0; j < vocab; ++j) out[j] = 0.0f;
         continue;
       }
-      const RowResult r = score_row(x, vocab, t, targets[t], scale);
+      if (!grad_entropy) {  // one exp per logit: the statistics pass leaves e in out
+        check_target(vocab, t, targets[t]);
+        check_stats(softmax_row_logp_backward(x, vocab, scale, grad_logp[t], targets[t], out), t);
+        continue;
+      }
+      const RowResult r = score_row(x, vocab, t, targets[t], scale, true);
       softmax_row_backward(x, vocab, scale, r.max, r.log_sum, r.entropy, grad_logp[t], g_entropy, targets[t], out);
     }
   });

@@ -18,6 +18,23 @@ struct ExpMoments {
 // Σ e and Σ e·d over x[0, n) for d = x·scale − shift.
 ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift);
 
+// exp_moments of x[0, n), and in the same sweep simd::max_checked of next[0, next_n) into *next_max and
+// *next_bad: the next span's loads overlap this span's exps.
+ExpMoments exp_moments_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
+                                float* next_max, bool* next_bad);
+
+// Σ e over x[0, n) for d = x·scale − shift, without Σ e·d (the forward when no entropy is asked for), and in
+// the same sweep the max of next[0, next_n) ignoring NaN (simd::max_of) into *next_max: the next span's loads
+// overlap this span's exps.
+float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
+                       float* next_max);
+
+// Σ e over x[0, n) as exp_sum_next_max, writing each e to out[0, n) (out may be x).
+float exp_sum_store(const float* x, int64_t n, float scale, float shift, float* out);
+
+// out[0, n) *= factor.
+void scale_span(float* out, int64_t n, float factor);
+
 // Softmax statistics accumulated span by span (an online log-sum-exp): each span's max, then its
 // exp moments relative to that max while the span is still in L1, merged with one rescale. A row
 // absorbed in L1-sized spans is therefore read from memory once, and the exps overlap the stream.
@@ -27,12 +44,31 @@ struct OnlineSoftmax {
   bool finite = true;     // false once a span held NaN or +Infinity
 
   void absorb(const float* x, int64_t n, float scale);
+  // The merge of one span's moments taken relative to span_max (absorb's second half).
+  void merge(float span_max, ExpMoments span);
+  // absorb without Σ e·d (moments.dot stays 0: entropy() is not defined), writing the span's e relative to its
+  // own max to `e_out` (zeros for a span without a finite max). The span's max ignores NaN (one vector
+  // operation per logit) and Σ e comes out NaN when the span holds NaN or +Infinity. Returns that max.
+  float absorb_sum(const float* x, int64_t n, float scale, float* e_out);
+  // absorb_sum's two halves: true for a span whose scaled max is −Infinity (nothing to add; marks the row
+  // bad when the span holds NaN), and the merge of a span's Σ e taken relative to span_max.
+  bool skip_masked(const float* x, int64_t n, float span_max);
+  void merge_sum(float span_max, float sum);
   float log_sum() const;
   float entropy() const;
 };
 
 // The statistics of a whole row.
 OnlineSoftmax row_softmax(const float* x, int64_t n, float scale);
+
+// The statistics of a whole row without Σ e·d (no entropy).
+OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale);
+
+// The backward of logp alone (no entropy gradient) with one exp per logit: the row's e are written to
+// `out` span by span while the span is in L1, then each span is scaled by its share of the row's
+// softmax, out[j] = scale · g_logp · (δ(j = target) − p_j). `out` may alias `x`. Returns the row's
+// statistics, for the caller's checks (out holds no gradient when !finite or max = −Infinity).
+OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, float* out);
 
 // out[j] = scale · (g_logp · (δ(j = target) − p_j) − g_entropy · p_j · (log p_j + H)),
 // log p_j = (x_j·scale − max) − log_sum. `out` may alias `x`. target < 0 means no target in this span.

@@ -1,4 +1,5 @@
 // Log-prob kernels against the double-precision reference, plain and fused, with adversarial rows.
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -31,6 +32,60 @@ void plain_matches_reference(int64_t rows, int64_t vocab, float scale, float tem
   grpo::reference::logprob_backward(logits.data(), targets.data(), rows, vocab, temperature, -100, g_logp.data(),
                                     g_entropy.data(), ref_grad.data());
   close("grad_logits", grad.data(), ref_grad.data(), grad.size(), 1e-6, 1e-4);
+
+  // Without entropy: the forward skips Σ e·d, the backward takes one exp per logit (its own code paths).
+  std::vector<float> logp_only(rows);
+  CHECK(grpo_logprob_forward(logits.data(), targets.data(), rows, vocab, &options, logp_only.data(), nullptr) == GRPO_OK);
+  close("logp without entropy", logp_only.data(), ref_logp.data(), rows, 2e-5, 2e-5);
+  CHECK(grpo_logprob_backward(logits.data(), targets.data(), rows, vocab, &options, g_logp.data(), nullptr, grad.data()) ==
+        GRPO_OK);
+  grpo::reference::logprob_backward(logits.data(), targets.data(), rows, vocab, temperature, -100, g_logp.data(), nullptr,
+                                    ref_grad.data());
+  close("grad_logits without entropy", grad.data(), ref_grad.data(), grad.size(), 1e-6, 1e-4);
+  CHECK(rows == 1 || vocab <= 2 || grad[vocab + 1] == 0.0f);  // the masked entry's gradient is exactly 0
+  std::vector<float> in_place = logits;  // out: logits gives the same bits
+  CHECK(grpo_logprob_backward(in_place.data(), targets.data(), rows, vocab, &options, g_logp.data(), nullptr,
+                              in_place.data()) == GRPO_OK);
+  CHECK(std::memcmp(in_place.data(), grad.data(), grad.size() * sizeof(float)) == 0);
+}
+
+// Rows of more than one 2048-logit span whose spans are masked, hold NaN or +Infinity among −Infinity, or
+// sit on the −87.3 edge of the exp: with and without entropy, forward and backward.
+void adversarial_spans() {
+  const int64_t vocab = 5000;  // spans [0, 2048), [2048, 4096), [4096, 5000)
+  grpo_logprob_options options{1.0f, -100};
+  std::vector<float> row(vocab, -INFINITY);
+  for (int64_t j = 4096; j < vocab; ++j) row[j] = -87.5f + 0.4f * static_cast<float>(j - 4096) / 904.0f;  // [-87.5, -87.1]
+  row[100] = 0.0f;  // the max: e^(x − max) crosses −87.3 in the last span
+  const int32_t target = 4500;
+  std::vector<float> logp(1), entropy(1), grad(vocab);
+  std::vector<double> ref_logp(1), ref_entropy(1), ref_grad(vocab);
+  const float g_logp = 0.75f;
+  grpo::reference::logprob_forward(row.data(), &target, 1, vocab, 1.0, -100, ref_logp.data(), ref_entropy.data());
+  grpo::reference::logprob_backward(row.data(), &target, 1, vocab, 1.0, -100, &g_logp, nullptr, ref_grad.data());
+  for (float* h : {entropy.data(), static_cast<float*>(nullptr)}) {
+    CHECK(grpo_logprob_forward(row.data(), &target, 1, vocab, &options, logp.data(), h) == GRPO_OK);
+    close("edge logp", logp.data(), ref_logp.data(), 1, 2e-5, 2e-5);
+  }
+  close("edge entropy", entropy.data(), ref_entropy.data(), 1, 2e-5, 2e-5);
+  CHECK(grpo_logprob_backward(row.data(), &target, 1, vocab, &options, &g_logp, nullptr, grad.data()) == GRPO_OK);
+  close("edge grad", grad.data(), ref_grad.data(), vocab, 1e-6, 1e-4);
+  bool masked_zero = true;
+  for (int64_t j = 0; j < vocab; ++j) masked_zero = masked_zero && (row[j] != -INFINITY || grad[j] == 0.0f);
+  CHECK(masked_zero);
+
+  for (float bad : {NAN, -NAN, INFINITY}) {
+    for (int64_t at : {int64_t{3000}, int64_t{100}, int64_t{4999}}) {
+      std::vector<float> x = row;
+      x[at] = bad;  // at 3000: alone in a span of −Infinity
+      for (float* h : {entropy.data(), static_cast<float*>(nullptr)})
+        CHECK(grpo_logprob_forward(x.data(), &target, 1, vocab, &options, logp.data(), h) == GRPO_ERR_NON_FINITE);
+      CHECK(grpo_logprob_backward(x.data(), &target, 1, vocab, &options, &g_logp, nullptr, grad.data()) == GRPO_ERR_NON_FINITE);
+    }
+  }
+  std::vector<float> masked(vocab, -INFINITY);
+  CHECK(grpo_logprob_forward(masked.data(), &target, 1, vocab, &options, logp.data(), nullptr) == GRPO_ERR_VALUE_RANGE);
+  CHECK(grpo_logprob_backward(masked.data(), &target, 1, vocab, &options, &g_logp, nullptr, grad.data()) == GRPO_ERR_VALUE_RANGE);
 }
 
 void fused_matches_plain(int64_t rows, int64_t hidden, int64_t vocab, int64_t chunk_rows, int64_t chunk_vocab) {
@@ -105,6 +160,7 @@ int main() {
   fused_matches_plain(9, 24, 50, 4, 16);
   fused_matches_plain(33, 64, 300, 0, 0);
   bad_inputs_return_status();
+  adversarial_spans();
   large_magnitudes_stay_finite();
   return grpo::test::report("test_logprob");
 }

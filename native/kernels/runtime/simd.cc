@@ -33,6 +33,18 @@ GRPO_CLONES float max_checked(const float* x, int64_t n, bool* bad) {
   return result;
 }
 
+GRPO_CLONES float max_of(const float* x, int64_t n) {
+  float lane_max[kLanes];
+  for (int l = 0; l < kLanes; ++l) lane_max[l] = -std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane_max[l] = x[i + l] > lane_max[l] ? x[i + l] : lane_max[l];
+  for (int l = 0; i < n; ++i, ++l) lane_max[l] = x[i] > lane_max[l] ? x[i] : lane_max[l];
+  float result = lane_max[0];
+  for (int l = 1; l < kLanes; ++l) result = lane_max[l] > result ? lane_max[l] : result;
+  return result;
+}
+
 }  // namespace grpo::simd
 
 extern "C" const char* grpo_cpu_path(void) {
