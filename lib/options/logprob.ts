@@ -26,8 +26,8 @@ export const LINEAR_LOGPROB_OPTIONS = {
     + 'and summed in float32; outputs and gradients stay float32 (the backward rounds each gradient tile to bf16 before it is '
     + 'multiplied out, as a bf16 tensor-core GEMM does).'),
   bias: opaque<Float32Array>('Float32Array [V]', 'LM-head bias, float32 for either dtype.'),
-  chunkSize: integer(256, 'Rows per tile (CPU; the GPU uses tiles of up to 4096 rows); the CPU workspace is chunkSize × chunkVocab floats.', 1),
-  chunkVocab: integer(4096, 'Vocabulary entries per tile.', 1),
+  chunkSize: integer(512, 'Rows per tile (CPU; the GPU uses tiles of up to 4096 rows); the CPU workspace is chunkSize × chunkVocab floats.', 1),
+  chunkVocab: integer(2048, 'Vocabulary entries per tile.', 1),
   lse: boolean(false, 'Forward: also return `lse` [T], the log-sum-exp of each row of logits / temperature (0 on ignored rows), '
     + 'for the backward\'s `saved`.'),
 };
