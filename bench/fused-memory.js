@@ -13,7 +13,7 @@ const gradHidden = new Float32Array(T * H).fill(0); // outputs touched before th
 const gradWeight = new Float32Array(V * H).fill(0);
 linearLogprobsSync(hidden.subarray(0, H), weight, targets.subarray(0, 1)); // load the addon and warm up
 const before = rssMb();
-linearLogprobsSync(hidden, weight, targets);
+const forward = linearLogprobsSync(hidden, weight, targets, { lse: true });
 const forwardPeak = peakRssMb() - before;
-linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { gradHidden, gradWeight });
+linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { gradHidden, gradWeight, saved: forward });
 console.log(JSON.stringify({ forwardPeakExtraMb: forwardPeak, backwardPeakExtraMb: peakRssMb() - before }));

@@ -9,9 +9,9 @@ import { asyncCopyCost, fixed, once } from './timing.js';
 // [name, transA, transB, m, n, k, beta]: the fused LM head's forward tile and its two backward products
 const SHAPES = [
   ['NT logits = h·Wᵀ', false, true, 2048, 32768, 512, 0],
-  ['NT tile 256×4096', false, true, 256, 4096, 512, 0],
-  ['NN gradHidden += G·W', false, false, 256, 512, 4096, 1],
-  ['TN gradWeight += Gᵀ·h', true, false, 4096, 512, 256, 1],
+  ['NT tile 512×2048', false, true, 512, 2048, 512, 0],
+  ['NN gradHidden += G·W', false, false, 512, 512, 2048, 1],
+  ['TN gradWeight += Gᵀ·h', true, false, 2048, 512, 512, 1],
 ];
 const CHECK_ROWS = 4;
 // max |C − reference| allowed, relative to max |reference|: float32 sums vs bf16-rounded inputs (8 bits)

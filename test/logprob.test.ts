@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   GrpoError, linearLogprobs, linearLogprobsBackwardSync, linearLogprobsSync, logprobs, logprobsBackward,
-  logprobsBackwardSync, logprobsSync, setThreads, getThreads,
+  logprobsBackwardSync, logprobsSync, setThreads, getThreads, toBf16,
 } from '../lib/index.js';
 import { linearLogitsReference, logprobsBackwardReference, logprobsReference } from '../lib/reference/logprob.js';
 import { expectClose } from './helpers/close.js';
@@ -140,6 +140,38 @@ describe('fused linear log-probs', () => {
     for (const index of [0, 17, 5000, vocab * size - 1]) expect(grads.gradWeight[index]).toBeCloseTo(fd(index), 3);
   });
 
+  it('backward with the forward\'s saved lse and entropy equals the full backward (f32 and bf16, bias, temperature, ignored row)', () => {
+    const gradLogp = randomNormal(rows, 1, 26), gradEntropy = randomNormal(rows, 1, 27);
+    const h16 = toBf16(hidden), w16 = toBf16(weight);
+    for (const [h, w, dtype] of [[hidden, weight, 'f32'], [h16, w16, 'bf16']] as const) {
+      const options = { bias, temperature: 0.8, chunkSize: 5, chunkVocab: 97, dtype } as const;
+      const forward = linearLogprobsSync(h, w, targets, { ...options, entropy: true, lse: true });
+      expect(forward.lse![5]).toBe(0); // the ignored row
+      const full = linearLogprobsBackwardSync(h, w, targets, gradLogp, { ...options, gradEntropy });
+      const saved = linearLogprobsBackwardSync(h, w, targets, gradLogp, { ...options, gradEntropy, saved: forward });
+      // bf16: each gradient tile is rounded to bf16 (2⁻⁹ relative) before the products, so last-ulp differences
+      // between the two paths' tiles can flip a rounding there.
+      const tolerance = dtype === 'bf16' ? { atol: 1e-4, rtol: 4e-3 } : { atol: 1e-5, rtol: 1e-4 };
+      expectClose(saved.gradHidden, full.gradHidden, tolerance);
+      expectClose(saved.gradWeight, full.gradWeight, tolerance);
+      expectClose(saved.gradBias!, full.gradBias!, { atol: 1e-5, rtol: 1e-4 });
+    }
+  });
+
+  it('saved needs lse, and entropy with gradEntropy; a non-finite saved lse is rejected', () => {
+    const gradLogp = randomNormal(rows, 1, 28);
+    const forward = linearLogprobsSync(hidden, weight, targets, { lse: true });
+    const call = (saved: unknown, extra = {}) => () =>
+      linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { saved: saved as { lse: Float32Array }, ...extra });
+    expect(call({ logp: forward.logp })).toThrow(expect.objectContaining({ code: 'GRPO_INVALID_ARGUMENT' }));
+    expect(call(forward, { gradEntropy: gradLogp })).toThrow(expect.objectContaining({ code: 'GRPO_INVALID_ARGUMENT' }));
+    expect(call({ lse: forward.lse!.subarray(1) })).toThrow(expect.objectContaining({ code: 'GRPO_SHAPE_MISMATCH' }));
+    const bad = forward.lse!.slice(); bad[3] = Number.POSITIVE_INFINITY;
+    expect(call({ lse: bad })).toThrow(expect.objectContaining({ code: 'GRPO_NON_FINITE' }));
+    bad[3] = forward.lse![3]; bad[5] = Number.NaN; // row 5 is ignored: not read
+    expect(call({ lse: bad })).not.toThrow();
+  });
+
   it('accumulate adds into the caller buffers', () => {
     const gradLogp = randomNormal(rows, 1, 25);
     const once = linearLogprobsBackwardSync(hidden, weight, targets, gradLogp);
@@ -160,6 +192,9 @@ describe('determinism', () => {
       forward: logprobsSync(logits, targets, { entropy: true }),
       backward: logprobsBackwardSync(logits, targets, randomNormal(300, 1, 34)),
       fused: linearLogprobsBackwardSync(hidden, weight, fusedTargets, randomNormal(70, 1, 35), { chunkSize: 16, chunkVocab: 512 }),
+      saved: linearLogprobsBackwardSync(hidden, weight, fusedTargets, randomNormal(70, 1, 35), {
+        chunkSize: 16, chunkVocab: 512, saved: linearLogprobsSync(hidden, weight, fusedTargets, { lse: true }),
+      }),
     });
     setThreads(1);
     const one = run();
@@ -170,5 +205,7 @@ describe('determinism', () => {
     expect(Buffer.from(two.backward.buffer).equals(Buffer.from(one.backward.buffer))).toBe(true);
     expect(Buffer.from(two.fused.gradWeight.buffer).equals(Buffer.from(one.fused.gradWeight.buffer))).toBe(true);
     expect(Buffer.from(two.fused.gradHidden.buffer).equals(Buffer.from(one.fused.gradHidden.buffer))).toBe(true);
+    expect(Buffer.from(two.saved.gradWeight.buffer).equals(Buffer.from(one.saved.gradWeight.buffer))).toBe(true);
+    expect(Buffer.from(two.saved.gradHidden.buffer).equals(Buffer.from(one.saved.gradHidden.buffer))).toBe(true);
   });
 });

@@ -96,9 +96,10 @@ function lmHeadForwardBackward(dir) {
   const gradLogp = new Float32Array(T).fill(1);
   const grads = { gradHidden: new Float32Array(T * H), gradWeight: new Float32Array(V * H) };
   const call = () => {
-    const { logp } = linearLogprobsSync(hidden, weight, targets);
-    linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, grads);
-    return logp;
+    // the backward reuses the forward's lse (PyTorch's autograd likewise keeps its forward's results)
+    const forward = linearLogprobsSync(hidden, weight, targets, { lse: true });
+    linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { ...grads, saved: forward });
+    return forward.logp;
   };
   return {
     call,

@@ -172,7 +172,7 @@ export interface KernelBinding {
   linearLogprobBackward(
     hidden: F32, weight: F32, bias: F32 | null, targets: I32, hiddenSize: number, options: NativeLinearLogprobOptions,
     gradLogp: F32, gradEntropy: F32 | null, gradHidden: F32, gradWeight: F32, gradBias: F32 | null, accumulate: boolean,
-    async: boolean,
+    async: boolean, savedLse?: F32 | null, savedEntropy?: F32 | null,
   ): Done;
   /** linearLogprobForward with hidden and weight as bfloat16 bit patterns. */
   linearLogprobForwardBf16(
@@ -183,7 +183,7 @@ export interface KernelBinding {
   linearLogprobBackwardBf16(
     hidden: Uint16Array, weight: Uint16Array, bias: F32 | null, targets: I32, hiddenSize: number,
     options: NativeLinearLogprobOptions, gradLogp: F32, gradEntropy: F32 | null, gradHidden: F32, gradWeight: F32,
-    gradBias: F32 | null, accumulate: boolean, async: boolean,
+    gradBias: F32 | null, accumulate: boolean, async: boolean, savedLse?: F32 | null, savedEntropy?: F32 | null,
   ): Done;
   groupAdvantages(
     rewards: F32, groupSize: number, groupIds: I32 | null, numGroups: number, options: NativeAdvantageOptions,

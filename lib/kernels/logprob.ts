@@ -23,6 +23,8 @@ export interface LogprobResult {
   logp: Float32Array;
   /** entropy [T], when asked for */
   entropy?: Float32Array;
+  /** lse [T], when asked for (linearLogprobs with `lse: true`) */
+  lse?: Float32Array;
 }
 
 export interface LinearLogprobGradients {
@@ -157,6 +159,8 @@ interface LinearCall {
   vocab: number;
   chunkSize: number;
   chunkVocab: number;
+  /** the forward also writes lse [T] */
+  lse: boolean;
   s: Scalars;
 }
 
@@ -188,7 +192,7 @@ function linearCall(fn: string, hidden: unknown, weight: unknown, targets: unkno
   const bias = o.bias === undefined ? null : check.float32Array(`${fn} bias`, o.bias);
   if (bias) check.length(`${fn} bias`, bias, vocab, `[V] = [${vocab}]`);
   checkTargets(`${fn} targets`, t, vocab, s.ignoreIndex);
-  return { inputs, bias, targets: t, hiddenSize: H, vocab, chunkSize: o.chunkSize, chunkVocab: o.chunkVocab, s };
+  return { inputs, bias, targets: t, hiddenSize: H, vocab, chunkSize: o.chunkSize, chunkVocab: o.chunkVocab, lse: o.lse, s };
 }
 
 function linearForward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, options?: LinearLogprobOptions) {
@@ -196,12 +200,13 @@ function linearForward(async: boolean, hidden: unknown, weight: unknown, targets
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
+  const lse = c.lse ? new Float32Array(rows) : null; // [T]
   const x = c.inputs;
   const backend = kernelBinding('linearLogprobs', options?.device, x.bf16 ? 'linearLogprobForwardBf16' : 'linearLogprobForward');
-  const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), logp, entropy, null] as const;
+  const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), logp, entropy, lse] as const;
   return runNative(async,
     (a) => (x.bf16 ? backend.linearLogprobForwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobForward(x.hidden, x.weight, ...rest, a)),
-    (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
+    (): LogprobResult => ({ logp, ...(entropy && { entropy }), ...(lse && { lse }) }));
 }
 
 /**
@@ -230,6 +235,25 @@ function gradBuffer(fn: string, name: string, given: Float32Array | undefined, s
   return buffer;
 }
 
+/** The backward's `saved` option: the forward's lse [T] (and entropy [T], needed with gradEntropy), or nulls. */
+function savedStats(fn: string, saved: unknown, rows: number, withEntropy: boolean) {
+  if (saved === undefined) return { lse: null, entropy: null };
+  if (typeof saved !== 'object' || saved === null) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} saved to be the forward's result { lse, entropy? }`);
+  }
+  const { lse, entropy } = saved as { lse?: unknown; entropy?: unknown };
+  if (lse === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} saved.lse (run the forward with lse: true)`);
+  const l = check.float32Array(`${fn} saved.lse`, lse);
+  check.length(`${fn} saved.lse`, l, rows, `[T] = [${rows}]`);
+  if (entropy === undefined) {
+    if (withEntropy) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} saved.entropy with gradEntropy (run the forward with entropy: true)`);
+    return { lse: l, entropy: null };
+  }
+  const e = check.float32Array(`${fn} saved.entropy`, entropy);
+  check.length(`${fn} saved.entropy`, e, rows, `[T] = [${rows}]`);
+  return { lse: l, entropy: e };
+}
+
 function linearBackward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, gradLogp: unknown,
   options?: LinearLogprobBackwardOptions) {
   const fn = 'linearLogprobsBackward';
@@ -246,12 +270,15 @@ function linearBackward(async: boolean, hidden: unknown, weight: unknown, target
     gradWeight: gradBuffer(fn, 'gradWeight', o.gradWeight, c.vocab * c.hiddenSize, `[V, H] = [${c.vocab}, ${c.hiddenSize}]`),
   };
   if (c.bias) grads.gradBias = gradBuffer(fn, 'gradBias', o.gradBias, c.vocab, `[V] = [${c.vocab}]`);
+  const saved = savedStats(fn, o.saved, rows, gEntropy !== null);
   const x = c.inputs;
   const backend = kernelBinding(fn, o.device, x.bf16 ? 'linearLogprobBackwardBf16' : 'linearLogprobBackward');
   const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), g, gEntropy,
     grads.gradHidden, grads.gradWeight, grads.gradBias ?? null, accumulate] as const;
   return runNative(async,
-    (a) => (x.bf16 ? backend.linearLogprobBackwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobBackward(x.hidden, x.weight, ...rest, a)),
+    (a) => (x.bf16
+      ? backend.linearLogprobBackwardBf16(x.hidden, x.weight, ...rest, a, saved.lse, saved.entropy)
+      : backend.linearLogprobBackward(x.hidden, x.weight, ...rest, a, saved.lse, saved.entropy)),
     () => grads);
 }
 

@@ -86,11 +86,13 @@ template <>
 struct LinearAbi<float> {
   static constexpr auto forward = &grpo_linear_logprob_forward;
   static constexpr auto backward = &grpo_linear_logprob_backward;
+  static constexpr auto backward_saved = &grpo_linear_logprob_backward_saved;
 };
 template <>
 struct LinearAbi<uint16_t> {
   static constexpr auto forward = &grpo_linear_logprob_forward_bf16;
   static constexpr auto backward = &grpo_linear_logprob_backward_bf16;
+  static constexpr auto backward_saved = &grpo_linear_logprob_backward_saved_bf16;
 };
 
 // (hidden, weight, bias|null, targets, hiddenSize, options, ...)
@@ -136,7 +138,8 @@ Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
                   });
 }
 
-// (..., gradLogp, gradEntropy|null, gradHidden, gradWeight, gradBias|null, accumulate, async)
+// (..., gradLogp, gradEntropy|null, gradHidden, gradWeight, gradBias|null, accumulate, async[, lse|null, entropy|null]):
+// with the forward's lse (and entropy), the backward reuses them instead of its statistics pass.
 template <typename T>
 Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -152,13 +155,22 @@ Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   expect_length(env, grad_hidden, a.rows * a.hidden_size, "gradHidden");
   expect_length(env, grad_weight, a.vocab * a.hidden_size, "gradWeight");
   if (grad_bias.data) expect_length(env, grad_bias, a.vocab, "gradBias");
+  auto lse = view_arg<float>(info, 13, "lse", true);
+  auto entropy = view_arg<float>(info, 14, "entropy", true);
+  if (lse.data) expect_length(env, lse, a.rows, "lse");
+  if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
   CallMemory memory(bool_arg(info, 12, "async"));
-  memory.inputs(a.hidden, a.weight, a.bias, a.targets, grad_logp, grad_entropy);
+  memory.inputs(a.hidden, a.weight, a.bias, a.targets, grad_logp, grad_entropy, lse, entropy);
   memory.output(grad_hidden, "gradHidden");
   memory.output(grad_weight, "gradWeight");
   memory.output(grad_bias, "gradBias");
   return dispatch(info, std::move(memory),
                   [=] {
+                    if (lse.data || entropy.data)
+                      return LinearAbi<T>::backward_saved(a.hidden.data, a.weight.data, a.bias.data, a.targets.data,
+                                                          a.rows, a.hidden_size, a.vocab, &a.options, lse.data,
+                                                          entropy.data, grad_logp.data, grad_entropy.data,
+                                                          grad_hidden.data, grad_weight.data, grad_bias.data, accumulate);
                     return LinearAbi<T>::backward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
                                                   a.hidden_size, a.vocab, &a.options, grad_logp.data, grad_entropy.data,
                                                   grad_hidden.data, grad_weight.data, grad_bias.data, accumulate);

@@ -392,3 +392,39 @@ extern "C" grpo_status grpo_linear_logprob_backward_bf16(const uint16_t* hidden,
   return grpo::cuda::backward_entry(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
                                     grad_entropy, grad_hidden, grad_weight, grad_bias, accumulate);
 }
+
+// The saved-statistics backwards (native/include/grpo/logprob.h): the saved lse and entropy are checked as on the
+// CPU, then the GPU backward runs as it does without them (it computes its row statistics on the device).
+namespace {
+
+grpo_status check_saved(const int32_t* targets, int64_t rows, const grpo_linear_logprob_options* options, const float* lse,
+                        const float* entropy, const float* grad_entropy) {
+  return grpo::guarded([&] {
+    if (options && (targets || rows == 0))
+      grpo::linear_logprob_checks::saved_stats(targets, rows, options->ignore_index, lse, entropy, grad_entropy);
+  });
+}
+
+}  // namespace
+
+extern "C" grpo_status grpo_linear_logprob_backward_saved(const float* hidden, const float* weight, const float* bias,
+                                               const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                               const grpo_linear_logprob_options* options, const float* lse,
+                                               const float* entropy, const float* grad_logp, const float* grad_entropy,
+                                               float* grad_hidden, float* grad_weight, float* grad_bias, int accumulate) {
+  const grpo_status saved = check_saved(targets, rows, options, lse, entropy, grad_entropy);
+  if (saved != GRPO_OK) return saved;
+  return grpo_linear_logprob_backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
+                                      grad_entropy, grad_hidden, grad_weight, grad_bias, accumulate);
+}
+
+extern "C" grpo_status grpo_linear_logprob_backward_saved_bf16(
+    const uint16_t* hidden, const uint16_t* weight, const float* bias, const int32_t* targets, int64_t rows,
+    int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options, const float* lse, const float* entropy,
+    const float* grad_logp, const float* grad_entropy, float* grad_hidden, float* grad_weight, float* grad_bias,
+    int accumulate) {
+  const grpo_status saved = check_saved(targets, rows, options, lse, entropy, grad_entropy);
+  if (saved != GRPO_OK) return saved;
+  return grpo_linear_logprob_backward_bf16(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
+                                           grad_entropy, grad_hidden, grad_weight, grad_bias, accumulate);
+}

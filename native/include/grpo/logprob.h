@@ -52,6 +52,18 @@ grpo_status grpo_linear_logprob_backward(const float* hidden, const float* weigh
                                          const float* grad_entropy, float* grad_hidden, float* grad_weight,
                                          float* grad_bias, int accumulate);
 
+/* grpo_linear_logprob_backward with the forward's outputs reused: lse [rows] (required) and entropy [rows] (required
+ * when grad_entropy is given, else may be NULL), from grpo_linear_logprob_forward on the same inputs and options.
+ * The backward then skips its own pass over the logits for the row statistics (3 matrix products per tile instead
+ * of 4); the gradients agree with grpo_linear_logprob_backward's to float32 rounding (not bitwise: log p is
+ * x/temperature − lse here, (x/temperature − max) − log_sum there). Rows whose target is ignore_index are not read.
+ * A non-finite lse or entropy of a counted row is GRPO_ERR_NON_FINITE. */
+grpo_status grpo_linear_logprob_backward_saved(const float* hidden, const float* weight, const float* bias,
+                                               const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                               const grpo_linear_logprob_options* options, const float* lse,
+                                               const float* entropy, const float* grad_logp, const float* grad_entropy,
+                                               float* grad_hidden, float* grad_weight, float* grad_bias, int accumulate);
+
 /* The same two functions with bfloat16 hidden and weight: each uint16_t holds a bfloat16 bit pattern (the high
  * 16 bits of an IEEE float32; round float32 to it to nearest even). bias stays float32 (or NULL); a bf16 NaN or
  * Infinity in hidden or weight is GRPO_ERR_NON_FINITE. The product of two bfloat16 values is exact in float32,
@@ -70,6 +82,14 @@ grpo_status grpo_linear_logprob_backward_bf16(const uint16_t* hidden, const uint
                                               const grpo_linear_logprob_options* options, const float* grad_logp,
                                               const float* grad_entropy, float* grad_hidden, float* grad_weight,
                                               float* grad_bias, int accumulate);
+
+/* grpo_linear_logprob_backward_saved with bfloat16 hidden and weight (lse and entropy from the _bf16 forward). */
+grpo_status grpo_linear_logprob_backward_saved_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                                    const int32_t* targets, int64_t rows, int64_t hidden_size,
+                                                    int64_t vocab, const grpo_linear_logprob_options* options,
+                                                    const float* lse, const float* entropy, const float* grad_logp,
+                                                    const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                                    float* grad_bias, int accumulate);
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,24 @@ std::vector<TileKernel> kernels_for_this_cpu() {
   return list;
 }
 
+// Each kernel's operand packer writes exactly the plain packer's panel: partial panels (count < width), k tails
+// (kc not a multiple of the register block), both panel widths of the kernel.
+void packer_matches_plain(const TileKernel& kernel) {
+  const int64_t ld = 70;
+  const std::vector<float> src = grpo::test::random_floats(32 * ld, 1.0f, 9);  // [32, ld]
+  for (int width : {kernel.mr, kernel.nr})
+    for (int count : {1, width / 2, width - 1, width})
+      for (int64_t kc : {1, 7, 8, 17, 64}) {
+        std::vector<float> fast(kc * width, NAN), plain(kc * width, -1.0f);  // [kc, width]
+        kernel.pack_transposed(src.data() + 3, ld, count, kc, width, fast.data());
+        grpo::gemm_detail::pack_transposed_generic(src.data() + 3, ld, count, kc, width, plain.data());
+        if (std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) != 0)
+          std::fprintf(stderr, "  %s packer differs: width=%d count=%d kc=%lld\n", kernel.name, width, count,
+                       static_cast<long long>(kc));
+        CHECK(std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) == 0);
+      }
+}
+
 void same_bits_for_any_thread_count(bool ta, bool tb) {
   const int64_t M = 37, N = 1100, K = 1300;
   std::vector<float> A = grpo::test::random_floats(M * K, 1.0f, 4), B = grpo::test::random_floats(N * K, 1.0f, 5);
@@ -162,6 +180,7 @@ int main() {
   for (const TileKernel& kernel : kernels_for_this_cpu()) {
     for (const Case& c : cases()) matches_reference(kernel, c);
     beta_zero_ignores_nan(kernel);
+    packer_matches_plain(kernel);
   }
   for (bool ta : {false, true})
     for (bool tb : {false, true}) same_bits_for_any_thread_count(ta, tb);

@@ -34,11 +34,17 @@ struct Gradients {
   float *hidden, *weight, *bias;
 };
 
+// The forward's per-row outputs, reused by the backward in place of its statistics pass (lse null: none saved).
+struct SavedStats {
+  const float* lse;      // [rows] log-sum-exp of logits / temperature
+  const float* entropy;  // [rows], or null when no grad_entropy is given
+};
+
 void forward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
              float* logp, float* entropy, float* lse);
 
 void backward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
-              const Gradients& g, bool accumulate);
+              const Gradients& g, bool accumulate, const SavedStats& saved);
 
 // The C ABI entry points for one storage type T of hidden and weight: the shared argument checks, then the driver
 // over a HeadT(hidden, weight, shape).
@@ -58,14 +64,15 @@ template <typename HeadT, typename T>
 grpo_status backward_entry(const T* hidden, const T* weight, const float* bias, const int32_t* targets, int64_t rows,
                            int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options,
                            const float* grad_logp, const float* grad_entropy, float* grad_hidden, float* grad_weight,
-                           float* grad_bias, int accumulate) {
+                           float* grad_bias, int accumulate, const SavedStats* saved = nullptr) {
   return guarded([&] {
     linear_logprob_checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
                                     grad_entropy, grad_hidden, grad_weight, grad_bias);
+    if (saved) linear_logprob_checks::saved_stats(targets, rows, options->ignore_index, saved->lse, saved->entropy, grad_entropy);
     const Shape s = make_shape(rows, hidden_size, vocab, *options);
     HeadT head(hidden, weight, s);
     backward(head, bias, targets, s, *options, {grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias},
-             accumulate != 0);
+             accumulate != 0, saved ? *saved : SavedStats{nullptr, nullptr});
   });
 }
 

@@ -88,4 +88,17 @@ void backward(const T* hidden, const T* weight, const float* bias, const int32_t
   all_finite(grad_entropy, grad_entropy ? rows : 0, "grad_entropy");
 }
 
+// The forward's lse (and entropy, needed with grad_entropy) handed to grpo_linear_logprob_backward_saved.
+inline void saved_stats(const int32_t* ids, int64_t rows, int32_t ignore_index, const float* lse, const float* entropy,
+                        const float* grad_entropy) {
+  if (rows > 0 && !lse) fail(GRPO_ERR_INVALID_ARGUMENT, "lse must not be NULL");
+  if (rows > 0 && grad_entropy && !entropy) fail(GRPO_ERR_INVALID_ARGUMENT, "grad_entropy needs the forward's entropy");
+  for (int64_t t = 0; t < rows; ++t) {
+    if (ids[t] == ignore_index) continue;
+    if (!std::isfinite(lse[t])) fail(GRPO_ERR_NON_FINITE, "lse[%lld] is not finite", static_cast<long long>(t));
+    if (entropy && !std::isfinite(entropy[t]))
+      fail(GRPO_ERR_NON_FINITE, "entropy[%lld] is not finite", static_cast<long long>(t));
+  }
+}
+
 }  // namespace grpo::linear_logprob_checks

@@ -122,6 +122,64 @@ void fused_matches_plain(int64_t rows, int64_t hidden, int64_t vocab, int64_t ch
   close("grad_hidden", gh.data(), ref_gh.data(), gh.size(), 1e-4, 1e-3);
   close("grad_weight", gw.data(), ref_gw.data(), gw.size(), 1e-4, 1e-3);
   close("grad_bias", gb.data(), ref_gb.data(), gb.size(), 1e-4, 1e-3);
+
+  // The forward's lse and entropy reused (no statistics pass), accumulated onto a first gradient.
+  std::vector<float> sh(rows * hidden, 0.5f), sw(vocab * hidden, -0.25f), sb(vocab, 1.0f);
+  CHECK(grpo_linear_logprob_backward_saved(h.data(), w.data(), bias.data(), targets.data(), rows, hidden, vocab, &fused,
+                                           lse.data(), f_entropy.data(), g_logp.data(), g_entropy.data(), sh.data(),
+                                           sw.data(), sb.data(), 1) == GRPO_OK);
+  for (size_t i = 0; i < ref_gh.size(); ++i) ref_gh[i] += 0.5;
+  for (size_t i = 0; i < ref_gw.size(); ++i) ref_gw[i] -= 0.25;
+  for (size_t i = 0; i < ref_gb.size(); ++i) ref_gb[i] += 1.0;
+  close("saved grad_hidden", sh.data(), ref_gh.data(), sh.size(), 1e-4, 1e-3);
+  close("saved grad_weight", sw.data(), ref_gw.data(), sw.size(), 1e-4, 1e-3);
+  close("saved grad_bias", sb.data(), ref_gb.data(), sb.size(), 1e-4, 1e-3);
+}
+
+// The saved-statistics backward at large logit magnitudes (|logit| up to ~500, near one-hot rows), against the float64
+// reference over the materialised logits; and the checks of its extra inputs. Its log p = x/temperature − lse carries
+// lse's float32 rounding, ulp(|lse|) / 2 absolute (3e-5 here), which bounds the tolerance.
+void saved_backward_large_magnitudes() {
+  const int64_t rows = 5, hidden = 7, vocab = 37;
+  std::vector<float> h = random_floats(rows * hidden, 10.0f, 21), w = random_floats(vocab * hidden, 10.0f, 22);
+  std::vector<int32_t> targets = {3, -100, 36, 0, 17};
+  std::vector<float> logits(rows * vocab);  // [rows, vocab]
+  grpo::gemm_reference(false, true, rows, vocab, hidden, 1.0f, h.data(), hidden, w.data(), hidden, 0.0f, logits.data(), vocab);
+  grpo_linear_logprob_options fused{1.5f, -100, 2, 5};
+  std::vector<float> logp(rows), lse(rows), g_logp = random_floats(rows, 1.0f, 23);
+  CHECK(grpo_linear_logprob_forward(h.data(), w.data(), nullptr, targets.data(), rows, hidden, vocab, &fused, logp.data(),
+                                    nullptr, lse.data()) == GRPO_OK);
+  std::vector<float> grad_logits(rows * vocab), gh(rows * hidden), gw(vocab * hidden);
+  std::vector<float> ref_gh(rows * hidden), ref_gw(vocab * hidden);
+  std::vector<double> ref_grad(rows * vocab);
+  grpo::reference::logprob_backward(logits.data(), targets.data(), rows, vocab, 1.5f, -100, g_logp.data(), nullptr,
+                                    ref_grad.data());
+  for (size_t i = 0; i < ref_grad.size(); ++i) grad_logits[i] = static_cast<float>(ref_grad[i]);
+  grpo::gemm_reference(false, false, rows, hidden, vocab, 1.0f, grad_logits.data(), vocab, w.data(), hidden, 0.0f,
+                       ref_gh.data(), hidden);
+  grpo::gemm_reference(true, false, vocab, hidden, rows, 1.0f, grad_logits.data(), vocab, h.data(), hidden, 0.0f,
+                       ref_gw.data(), hidden);
+  CHECK(grpo_linear_logprob_backward_saved(h.data(), w.data(), nullptr, targets.data(), rows, hidden, vocab, &fused,
+                                           lse.data(), nullptr, g_logp.data(), nullptr, gh.data(), gw.data(), nullptr,
+                                           0) == GRPO_OK);
+  close("large saved grad_hidden", gh.data(), ref_gh.data(), gh.size(), 1e-3, 1e-3);
+  close("large saved grad_weight", gw.data(), ref_gw.data(), gw.size(), 1e-3, 1e-3);
+
+  CHECK(grpo_linear_logprob_backward_saved(h.data(), w.data(), nullptr, targets.data(), rows, hidden, vocab, &fused,
+                                           nullptr, nullptr, g_logp.data(), nullptr, gh.data(), gw.data(), nullptr,
+                                           0) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(grpo_linear_logprob_backward_saved(h.data(), w.data(), nullptr, targets.data(), rows, hidden, vocab, &fused,
+                                           lse.data(), nullptr, g_logp.data(), g_logp.data(), gh.data(), gw.data(),
+                                           nullptr, 0) == GRPO_ERR_INVALID_ARGUMENT);
+  lse[1] = NAN;  // an ignored row is not read
+  CHECK(grpo_linear_logprob_backward_saved(h.data(), w.data(), nullptr, targets.data(), rows, hidden, vocab, &fused,
+                                           lse.data(), nullptr, g_logp.data(), nullptr, gh.data(), gw.data(), nullptr,
+                                           0) == GRPO_OK);
+  lse[2] = INFINITY;
+  CHECK(grpo_linear_logprob_backward_saved(h.data(), w.data(), nullptr, targets.data(), rows, hidden, vocab, &fused,
+                                           lse.data(), nullptr, g_logp.data(), nullptr, gh.data(), gw.data(), nullptr,
+                                           0) == GRPO_ERR_NON_FINITE);
+  CHECK(std::strstr(grpo_last_error(), "lse[2]") != nullptr);
 }
 
 void bad_inputs_return_status() {
@@ -159,8 +217,10 @@ int main() {
   plain_matches_reference(3, 151936, 2.0f, 1.0f, 4);
   fused_matches_plain(9, 24, 50, 4, 16);
   fused_matches_plain(33, 64, 300, 0, 0);
+  fused_matches_plain(17, 19, 131, 6, 40);
   bad_inputs_return_status();
   adversarial_spans();
   large_magnitudes_stay_finite();
+  saved_backward_large_magnitudes();
   return grpo::test::report("test_logprob");
 }
