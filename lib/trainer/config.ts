@@ -86,6 +86,10 @@ export const TRAINER_OPTIONS = {
   candidates: integer(8, 'S, candidates generated per prompt.', 2),
   policyUpdates: integer(1, 'μ, policy updates per batch of rollouts (> 1 stores the old log-probs).', 1),
   learningRate: number(1e-6, 'Constant learning rate of every policy optimizer step.'),
+  microBatchTokens: integer(0, 'Prompt + completion tokens per micro-batch: each update (and the old and reference scoring) runs '
+    + 'the batch in consecutive runs of sequences holding at most this many, adding their gradients up before one optimizer step, '
+    + 'with the loss divided by the whole batch\'s counts (docs/trainer.md, "Memory: micro-batches"); a longer sequence is refused; '
+    + '0 = the whole batch at once.', 0),
   checkpointEvery: integer(250, 'Save a checkpoint every this many steps (and at the end, and on Ctrl-C).', 1),
   evalMaxNewTokens: integer(0, 'Maximum completion tokens at evaluation (greedy); 0 = generation.maxNewTokens.', 0),
   testPrompts: integer(0, 'Test prompts evaluated at the end; 0 = the whole split.', 0),
