@@ -186,6 +186,17 @@ describe('microBatchTokens: the one-batch update in bounded memory', async () =>
 });
 
 describe('microBatchTokens in the trainer step', () => {
+  it('the config refuses a budget below generation.maxNewTokens + 1 and topEntropyQuantile < 1 up front', () => {
+    const moviesDir = tinyMoviesDir([1], 1);
+    const base = { recipe: 'remark' as const, generation: { maxNewTokens: 40 }, data: { moviesDir } };
+    expect(() => resolveConfig({ ...base, microBatchTokens: 40 })).toThrow(expect.objectContaining({
+      code: 'GRPO_VALUE_RANGE', message: expect.stringContaining('generation.maxNewTokens + 1 = 41'),
+    }));
+    expect(resolveConfig({ ...base, microBatchTokens: 41 }).microBatchTokens).toBe(41);
+    expect(() => resolveConfig({ ...base, microBatchTokens: 41, loss: { topEntropyQuantile: 0.2 } })).toThrow(expect.objectContaining({ code: 'GRPO_UNSUPPORTED' }));
+    expect(resolveConfig({ ...base, loss: { topEntropyQuantile: 0.2 } }).microBatchTokens).toBe(0);
+  });
+
   it('a step with old (μ = 2) and reference log-probs gives the one-batch step\'s rollout, loss and parameters', async () => {
     const moviesDir = tinyMoviesDir([1, 2, 1], 1);
     const records = [], params = [];

@@ -51,28 +51,24 @@ export function joinScores(parts: readonly ScoreResult[]): ScoreResult {
   return { logp: parts.flatMap((p) => p.logp), entropy: parts.flatMap((p) => p.entropy) };
 }
 
-function largestSegment(segments: Int32Array | undefined): number {
-  let k = 1;
-  if (segments) for (let i = 0; i < segments.length; i++) k = Math.max(k, segments[i] + 1);
-  return k;
+/** `o` when its gradient can be split into micro-batches: not with topEntropyQuantile < 1, a quantile of the whole batch. */
+export function checkMicroBatchLoss(o: ResolvedLossOptions): ResolvedLossOptions {
+  if ((o.topEntropyQuantile as number) < 1) {
+    throw new GrpoError('GRPO_UNSUPPORTED', 'config "microBatchTokens" with loss.topEntropyQuantile < 1: the entropy quantile is one of the whole batch; use microBatchTokens 0');
+  }
+  return o;
 }
 
 /**
  * The loss options of every micro-batch of a [rows, width] batch with loss mask `mask`: each count a loss divides by
  * (the token count of the global and local token means, B of the sequence means and of Dr.GRPO's B·L, T of
- * tokenSumOverL and of the all-positions mean, K of the item level) fixed to the whole batch's, so the micro-batches'
- * gradients add up to the whole batch's. The local token mean becomes the global one over the batch's Σ mask
- * (× accumulationSteps, which the global mean does not divide by); a micro-batch without loss tokens of its own
- * weighs zero unless the whole batch is empty. topEntropyQuantile < 1 keeps tokens by a quantile of the whole batch's
- * entropies, which no micro-batch sees: refused (GRPO_UNSUPPORTED).
+ * tokenSumOverL and of the all-positions mean) fixed to the whole batch's, so the micro-batches' gradients add up to
+ * the whole batch's (the item level's default K, a call's largest segment + 1, never merges two items, so it may
+ * vary). The local token mean becomes the global one over the batch's Σ mask (× accumulationSteps, which the global
+ * mean does not divide by). Refuses what {@link checkMicroBatchLoss} refuses.
  */
-export function microBatchLossOptions(
-  options: PolicyLossOptions, mask: Uint8Array, segments: Int32Array | undefined, rows: number, width: number,
-): PolicyLossOptions {
-  const o: ResolvedLossOptions = resolveLossOptions(options);
-  if ((o.topEntropyQuantile as number) < 1) {
-    throw new GrpoError('GRPO_UNSUPPORTED', 'config "microBatchTokens" with loss.topEntropyQuantile < 1: the entropy quantile is one of the whole batch; use microBatchTokens 0');
-  }
+export function microBatchLossOptions(options: PolicyLossOptions, mask: Uint8Array, rows: number, width: number): PolicyLossOptions {
+  const o = checkMicroBatchLoss(resolveLossOptions(options));
   let tokens = 0;
   for (let i = 0; i < mask.length; i++) tokens += mask[i] ? 1 : 0;
   const local = o.aggregation === 'localTokenMean';
@@ -82,7 +78,5 @@ export function microBatchLossOptions(
     tokenCount: local ? Math.max(tokens, 1) * (o.accumulationSteps as number) : (o.tokenCount ?? Math.max(tokens, 1)),
     sequenceCount: o.sequenceCount ?? Math.max(rows, 1),
     lossScaleFactor: o.lossScaleFactor ?? Math.max(width, 1),
-    numItems: o.isLevel === 'item' ? (o.numItems ?? largestSegment(segments)) : o.numItems,
-    emptyBatch: tokens > 0 ? 'zero' : o.emptyBatch,
   };
 }

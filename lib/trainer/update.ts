@@ -89,7 +89,7 @@ export async function accumulateGradients(
   const lap = options.lap ?? (() => undefined);
   const all: LossRows = { lengths: rollout.completions.map((c) => c.length), width: rollout.width, signal, stored };
   const ranges = microBatchRanges(batch, options.microBatchTokens);
-  const share = ranges.length > 1 ? microBatchLossOptions(options.loss, signal.lossMask, signal.segments, all.lengths.length, all.width) : options.loss;
+  const share = ranges.length > 1 ? microBatchLossOptions(options.loss, signal.lossMask, all.lengths.length, all.width) : options.loss;
   const parts: ScoreResult[] = [];
   let last: LossOutput & { stats: PolicyLossStats } | undefined;
   for (const range of ranges) {
