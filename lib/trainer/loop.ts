@@ -11,8 +11,6 @@ import type { Signal, StepStats, Task } from './task.js';
 import { trlStepMetrics, type TrlStepMetrics } from './trl-metrics.js';
 import { accumulateGradients, rolloutLoss, scoreInMicroBatches, type StoredScores } from './update.js';
 
-export { rolloutLoss } from './update.js';
-
 /** Seconds spent in each phase of a step (wall time). */
 export interface PhaseTimes {
   generate: number;
