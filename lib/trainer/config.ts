@@ -2,13 +2,14 @@
 // TRAINER_OPTIONS, and the validation that turns a user's JSON (file + flags) into a resolved config.
 import { DEVICES } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
-import { resolveLossOptions, type PolicyLossOptions } from '../kernels/loss.js';
+import { resolveLossOptions, type PolicyLossOptions, type ResolvedLossOptions } from '../kernels/loss.js';
 import { NORMALIZE_OPTIONS } from '../options/advantages.js';
 import { PROMPT_OPTIONS } from '../options/prompt.js';
 import {
   boolean, choice, defaultsOf, integer, nested, number, POSITIVE, string, type Field, type Naming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_OPTIONS } from '../options/token-advantages.js';
 import * as check from '../validate.js';
+import { checkMicroBatchLoss } from './micro-batch.js';
 
 export const RECIPE_NAMES = ['rank-grpo', 'remark', 'remark-mean', 'ccr', 'grpo'] as const;
 export type RecipeName = (typeof RECIPE_NAMES)[number];
@@ -86,6 +87,10 @@ export const TRAINER_OPTIONS = {
   candidates: integer(8, 'S, candidates generated per prompt.', 2),
   policyUpdates: integer(1, 'μ, policy updates per batch of rollouts (> 1 stores the old log-probs).', 1),
   learningRate: number(1e-6, 'Constant learning rate of every policy optimizer step.'),
+  microBatchTokens: integer(0, 'Prompt + completion tokens per micro-batch: each update (and the old and reference scoring) runs '
+    + 'the batch in consecutive runs of sequences holding at most this many, adding their gradients up before one optimizer step, '
+    + 'with the loss divided by the whole batch\'s counts (docs/trainer.md, "Memory: micro-batches"); a longer sequence is refused; '
+    + '0 = the whole batch at once.', 0),
   checkpointEvery: integer(250, 'Save a checkpoint every this many steps (and at the end, and on Ctrl-C).', 1),
   evalMaxNewTokens: integer(0, 'Maximum completion tokens at evaluation (greedy); 0 = generation.maxNewTokens.', 0),
   testPrompts: integer(0, 'Test prompts evaluated at the end; 0 = the whole split.', 0),
@@ -117,13 +122,24 @@ const CONFIG_NAMING: Naming = {
   object: (path) => (path ? `config "${path}"` : 'the config'),
 };
 
+/** Refuses up front a budget no capped completion fits in (with a one-token prompt), and a loss micro-batches cannot split. */
+function checkMicroBatches(config: TrainerConfig, loss: ResolvedLossOptions): void {
+  const budget = config.microBatchTokens;
+  if (budget === 0) return;
+  const least = config.generation.maxNewTokens + 1;
+  if (budget < least) {
+    throw new GrpoError('GRPO_VALUE_RANGE', `config "microBatchTokens": expected 0 or at least generation.maxNewTokens + 1 = ${least} (a prompt and a capped completion) but received ${budget}`);
+  }
+  checkMicroBatchLoss(loss);
+}
+
 /** Applies layers of partial configs over `base` (later layers win), validating each. */
 export function mergeConfig(base: TrainerConfig, ...layers: readonly unknown[]): TrainerConfig {
   let config = base;
   for (const layer of layers) {
     if (layer !== undefined) config = checkOptions(TRAINER_OPTIONS, CONFIG_NAMING, check.object('the config', layer), config);
   }
-  resolveLossOptions(config.loss);
+  checkMicroBatches(config, resolveLossOptions(config.loss));
   if (config.validation.metric === '') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'config "validation.metric": expected a metric name');
   return config;
 }

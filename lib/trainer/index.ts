@@ -3,6 +3,8 @@ export { mergeConfig, RECIPE_NAMES, setPath, TRAINER_DEFAULTS, type AdvantageCon
 export { presetDefaults, RECIPES, recipeOf, resolveConfig, resolvedOptions, type Recipe, type ResolvedOptions, type TaskKind } from './recipes.js';
 export { rankRewardMetrics, rewardFunctionMeans, sequenceRewardMetrics, trlStepMetrics, type TrlRewardMetrics, type TrlStepMetrics } from './trl-metrics.js';
 export { grpoLoss, needsReference, trainStep, type PhaseTimes, type StepContext, type StepFields, type StepRecord } from './loop.js';
+export { accumulateGradients, scoreInMicroBatches, type AccumulateOptions, type StoredScores, type UpdateBatch } from './update.js';
+export { microBatchLossOptions, microBatchRanges, type RowRange } from './micro-batch.js';
 export { encodePrompt, generateRollout, greedyCompletions, type Rollout } from './rollout.js';
 export type { EvalSplit, Evaluation, Signal, StepStats, Task } from './task.js';
 export { ccrTask, arithmeticData, type ArithmeticData } from './task-ccr.js';

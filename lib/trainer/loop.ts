@@ -3,12 +3,13 @@
 // μ times per batch of rollouts. Each phase returns what the next one takes.
 import { mixSeed } from '../data/rng.js';
 import { GrpoError } from '../errors.js';
-import { policyLossSync, resolveLossOptions, type PolicyLossOptions, type PolicyLossStats } from '../kernels/loss.js';
-import type { LossFunction, LossOutput, Policy, ScoreResult, SequenceBatch } from '../policy/policy.js';
+import { resolveLossOptions, type PolicyLossOptions, type PolicyLossStats } from '../kernels/loss.js';
+import type { LossFunction, Policy, ScoreResult, SequenceBatch } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
-import { generateRollout, padRows, unpadRows, type Rollout } from './rollout.js';
+import { generateRollout, padRows, type Rollout } from './rollout.js';
 import type { Signal, StepStats, Task } from './task.js';
 import { trlStepMetrics, type TrlStepMetrics } from './trl-metrics.js';
+import { accumulateGradients, rolloutLoss, scoreInMicroBatches, type StoredScores } from './update.js';
 
 /** Seconds spent in each phase of a step (wall time). */
 export interface PhaseTimes {
@@ -74,29 +75,6 @@ class Stopwatch {
   }
 }
 
-/** Old (μ > 1) and reference log-probs [B, T] of the rollout, when the step needs them. */
-type StoredScores = { old?: Float32Array; ref?: Float32Array };
-
-/** The GRPO policy loss of one update over padded [B, T] arrays: its value, gradient per completion and statistics. */
-export function rolloutLoss(
-  signal: Signal, rollout: Rollout, options: PolicyLossOptions, stored: StoredScores, scores: ScoreResult,
-): LossOutput & { stats: PolicyLossStats } {
-  const lengths = rollout.completions.map((c) => c.length);
-  const T = rollout.width;
-  const pad = (rows: Float32Array[]) => padRows(rows, T, (n) => new Float32Array(n));
-  const out = policyLossSync({
-    shape: [lengths.length, T],
-    logp: pad(scores.logp),
-    oldLogp: stored.old,
-    refLogp: stored.ref,
-    advantages: signal.advantages,
-    mask: signal.lossMask,
-    segments: signal.segments,
-    entropy: pad(scores.entropy),
-  }, options);
-  return { loss: out.loss, gradLogp: unpadRows(out.gradLogp, lengths, T), stats: out.stats };
-}
-
 /** {@link rolloutLoss} as a {@link LossFunction} (for policyStep); `stats` receives its statistics. */
 export function grpoLoss(
   signal: Signal, rollout: Rollout, options: PolicyLossOptions, stored: StoredScores, stats: (s: PolicyLossStats) => void,
@@ -123,9 +101,10 @@ export function needsReference(config: TrainerConfig, loss: PolicyLossOptions = 
 async function storedScores(ctx: StepContext, batch: SequenceBatch, rollout: Rollout): Promise<StoredScores> {
   const pad = (s: ScoreResult) => padRows(s.logp, rollout.width, (n) => new Float32Array(n));
   const options = { temperature: ctx.config.generation.temperature };
+  const score = (policy: Policy) => scoreInMicroBatches(policy, batch, ctx.config.microBatchTokens, options).then(pad);
   return {
-    old: ctx.config.policyUpdates > 1 ? pad(await ctx.policy.score(batch, options)) : undefined,
-    ref: ctx.reference && needsReference(ctx.config, ctx.lossOptions) ? pad(await ctx.reference.score(batch, options)) : undefined,
+    old: ctx.config.policyUpdates > 1 ? await score(ctx.policy) : undefined,
+    ref: ctx.reference && needsReference(ctx.config, ctx.lossOptions) ? await score(ctx.reference) : undefined,
   };
 }
 
@@ -144,19 +123,17 @@ export function policyDevice(policy: Policy): string {
 }
 
 /**
- * Phases 6 and 7 of one update: the policy's training forward, the loss in the trainer, backward, optimizer step;
- * `time` gathers the seconds of each.
+ * Phases 6 and 7 of one update: the policy's training forward, the loss in the trainer and backward (micro-batch by
+ * micro-batch under `microBatchTokens`), then one optimizer step; `time` gathers the seconds of each.
  */
 async function policyUpdate(
   ctx: StepContext, batch: SequenceBatch, rollout: Rollout, signal: Signal, stored: StoredScores, time: PhaseTimes, clock: Stopwatch,
 ) {
   const { config, policy } = ctx;
-  const forward = await policy.forward(batch, { temperature: config.generation.temperature });
-  time.forward += clock.lap();
-  const loss = rolloutLoss(signal, rollout, ctx.lossOptions, stored, forward.scores);
-  time.loss += clock.lap();
-  await policy.backward(forward.handle, loss);
-  time.backward += clock.lap();
+  const loss = await accumulateGradients(policy, { batch, rollout, signal, stored }, {
+    loss: ctx.lossOptions, microBatchTokens: config.microBatchTokens, temperature: config.generation.temperature,
+    lap: (phase) => void (time[phase] += clock.lap()),
+  });
   const step = await policy.optimizerStep({ learningRate: config.learningRate });
   time.optimizer += clock.lap();
   return { loss: loss.loss, lossStats: loss.stats, gradNorm: step.gradNorm, learningRate: step.learningRate };
