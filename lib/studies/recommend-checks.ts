@@ -5,6 +5,7 @@ import { mixSeed, mulberry32, randomInt } from '../data/rng.js';
 import type { RecRequest } from '../data/schemas.js';
 import { compareZeroRewards } from '../eval/diagnostics.js';
 import type { Policy } from '../policy/policy.js';
+import { INVALID_REASONS, type InvalidReason } from '../rewards/match.js';
 import { rankRewardsBatch } from '../rewards/recommend.js';
 import type { Catalog } from '../text/catalog.js';
 import type { GenerationConfig } from '../trainer/config.js';
@@ -29,6 +30,8 @@ export interface PolicyCheck {
   /** items that pass every item check (format, seen, notInCatalog, duplicate), over all parsed items */
   validItemFraction: number;
   itemsPerList: number;
+  /** items failing each check, over all parsed items */
+  invalid: Record<InvalidReason, number>;
   /** requests whose S lists all earn 0 at every rank: against one drawn respondent, and against the union */
   zeroRewardGroups: { respondent: number; union: number };
   /** (request, rank) cells where all S lists earn 0 */
@@ -49,10 +52,13 @@ export function checkLists(
   const { results } = rankRewardsBatch(texts, requests, { ...options, target: 'union' });
   const items = results.reduce((n, r) => n + r.items.length, 0);
   const valid = results.reduce((n, r) => n + r.reasons.filter((reason) => reason === null).length, 0);
+  const invalid: Record<InvalidReason, number> = { format: 0, seen: 0, notInCatalog: 0, duplicate: 0 };
+  for (const r of results) for (const reason of INVALID_REASONS) invalid[reason] += r.invalid[reason] / Math.max(1, items);
   return {
     candidates: texts[0]?.length ?? 0,
     validItemFraction: items === 0 ? 0 : valid / items,
     itemsPerList: items / Math.max(1, results.length),
+    invalid,
     zeroRewardGroups: { respondent: zero.respondent.requests, union: zero.union.requests },
     zeroRewardCells: { respondent: zero.respondent.cells, union: zero.union.cells },
   };
