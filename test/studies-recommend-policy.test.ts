@@ -93,6 +93,7 @@ describe('prerequisite checks on fixed lists', () => {
     expect(check.itemsPerList).toBe(2.5);
     expect(check.invalid).toEqual({ format: 1 / 5, seen: 1 / 5, notInCatalog: 0, duplicate: 1 / 5 });
     expect(check.zeroRewardGroups).toEqual({ respondent: 1, union: 0 });
+    expect(check.multiRespondentGroups).toEqual({ requests: 1, respondent: 1, union: 0 });
     expect(checkLists(texts, [request], [1], { ranks: 3, catalog: undefined, yearTolerance: 2 }).zeroRewardGroups).toEqual({ respondent: 0, union: 0 });
   });
 

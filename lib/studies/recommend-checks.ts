@@ -34,6 +34,8 @@ export interface PolicyCheck {
   invalid: Record<InvalidReason, number>;
   /** requests whose S lists all earn 0 at every rank: against one drawn respondent, and against the union */
   zeroRewardGroups: { respondent: number; union: number };
+  /** the same over the requests with at least two respondents only (the paper's 500 multi-respondent requests) */
+  multiRespondentGroups: { requests: number; respondent: number; union: number };
   /** (request, rank) cells where all S lists earn 0 */
   zeroRewardCells: { respondent: number; union: number };
 }
@@ -49,6 +51,8 @@ export function checkLists(
 ): PolicyCheck {
   const options = { k: o.ranks, catalog: o.catalog, yearTolerance: o.yearTolerance };
   const zero = compareZeroRewards(texts, requests, { ...options, respondents });
+  const multi = requests.flatMap((r, g) => (r.respondents.length >= 2 ? [g] : []));
+  const multiZero = compareZeroRewards(multi.map((g) => texts[g]), multi.map((g) => requests[g]), { ...options, respondents: multi.map((g) => respondents[g]) });
   const { results } = rankRewardsBatch(texts, requests, { ...options, target: 'union' });
   const items = results.reduce((n, r) => n + r.items.length, 0);
   const valid = results.reduce((n, r) => n + r.reasons.filter((reason) => reason === null).length, 0);
@@ -60,6 +64,7 @@ export function checkLists(
     itemsPerList: items / Math.max(1, results.length),
     invalid,
     zeroRewardGroups: { respondent: zero.respondent.requests, union: zero.union.requests },
+    multiRespondentGroups: { requests: multi.length, respondent: multiZero.respondent.requests, union: multiZero.union.requests },
     zeroRewardCells: { respondent: zero.respondent.cells, union: zero.union.cells },
   };
 }

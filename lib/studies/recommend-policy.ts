@@ -8,6 +8,7 @@ import { DEMO_MODELS } from '../cli/models.js';
 import { sftWithProgress } from '../cli/run-training.js';
 import { BuiltinPolicy } from '../policy/builtin.js';
 import type { ModelConfig } from '../policy/config.js';
+import type { Policy } from '../policy/policy.js';
 import type { ConfigInput } from '../trainer/config.js';
 import { resolveConfig } from '../trainer/recipes.js';
 import { recommendExamples, type SftExample, type SftOptions } from '../trainer/sft.js';
@@ -88,6 +89,15 @@ export interface RecommendPolicy {
   checksByCandidates: PolicyCheck[];
 }
 
+/** The checks of `policy` on the first settings.checks.requests validation requests, sampled as the arms (taskOptions + overrides) sample. */
+export function measurePrerequisite(policy: Policy, data: MoviesData, settings: RecommendPolicySettings, taskOptions: ConfigInput, overrides: ConfigInput = {}): Promise<PolicyCheck[]> {
+  const config = resolveConfig({ recipe: 'remark' }, taskOptions, overrides);
+  return checkRecommendPolicy(policy, data.validation.slice(0, settings.checks.requests), {
+    candidates: settings.checks.candidates, ranks: config.rewards.ranks, generation: config.generation, seed: settings.checks.seed,
+    catalog: config.rewards.catalog === 'none' ? undefined : data.catalogs[config.rewards.catalog], yearTolerance: config.rewards.yearTolerance,
+  });
+}
+
 /**
  * Builds the variant benchmark under ctx.out/data, the tokenizer and the model, runs the SFT into
  * ctx.out/sft (progress bar; Ctrl-C saves and stops) and checks the policy on validation requests.
@@ -105,12 +115,8 @@ export async function trainRecommendPolicy(ctx: StudyContext, settings: Recommen
     ctx.reporter.line(`Recommendation model: ${parameters.toLocaleString('en-US')} parameters on ${policy.device}`);
     await sftWithProgress(ctx.reporter, `recommendation SFT (${examples.length} examples)`, policy, examples, settings.sft, join(ctx.out, 'sft'));
     const taskOptions = recommendTaskOptions(settings, moviesDir);
-    const config = resolveConfig({ recipe: 'remark' }, taskOptions, ctx.overrides);
     const phase = ctx.reporter.phase('checks on validation requests', 1, 'checks');
-    const checksByCandidates = await checkRecommendPolicy(policy, data.validation.slice(0, settings.checks.requests), {
-      candidates: settings.checks.candidates, ranks: config.rewards.ranks, generation: config.generation, seed: settings.checks.seed,
-      catalog: config.rewards.catalog === 'none' ? undefined : data.catalogs[config.rewards.catalog], yearTolerance: config.rewards.yearTolerance,
-    });
+    const checksByCandidates = await measurePrerequisite(policy, data, settings, taskOptions, ctx.overrides);
     const [first] = checksByCandidates;
     phase.done(`valid items ${(100 * first.validItemFraction).toFixed(1)}%, zero-reward groups ${(100 * first.zeroRewardGroups.respondent).toFixed(1)}% (one respondent) vs ${(100 * first.zeroRewardGroups.union).toFixed(1)}% (union)`);
     return {
