@@ -110,6 +110,7 @@ describe('trainRecommendPolicy (quick scale)', () => {
     const out = mkdtempSync(join(tmpdir(), 'rec-policy-'));
     const settings = recommendPolicySettings('quick');
     settings.sft.steps = 10;
+    settings.curriculum = { films: true, cast: false, genreDecades: false };
     const result = await trainRecommendPolicy({ reporter: silent, out, device: 'cpu', scale: 'quick', seeds: [0], overrides: {} }, settings);
     expect(existsSync(join(result.policyDir, 'config.json'))).toBe(true);
     expect(result.moviesDir).toBe(join(out, 'data'));
@@ -120,5 +121,8 @@ describe('trainRecommendPolicy (quick scale)', () => {
     // the union holds the drawn respondent's items: a list that earns against one earns against the union
     expect(zeroRewardGroups.union).toBeLessThanOrEqual(zeroRewardGroups.respondent);
     expect(result.checksByCandidates.map((c) => c.candidates)).toEqual(settings.checks.candidates);
+    // the request rows of the variant's train split plus one fact question per variant film
+    const data = loadMoviesData(result.moviesDir);
+    expect(result.sftExamples).toBe(data.train.reduce((n, r) => n + r.respondents.length, 0) + 300);
   });
 });
