@@ -102,7 +102,8 @@ function armConfig(s: CcrStudySettings, ctx: StudyContext, arm: CcrArm, seed: nu
     generation: { maxNewTokens: s.caps[cap] } as ConfigInput['generation'],
     rewards: { problems: recipe === 'ccr' ? CCR_STUDY_N : 1 } as ConfigInput['rewards'],
   };
-  return resolveConfig(s.rl, { recipe }, layer, ctx.overrides, { device: ctx.device });
+  const { recipe: ignored, ...overrides } = ctx.overrides; // each arm's recipe is the study's
+  return resolveConfig(s.rl, { recipe }, layer, overrides, { device: ctx.device });
 }
 
 interface ArmRun {
