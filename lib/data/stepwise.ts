@@ -25,8 +25,8 @@ const WORDINGS: ReadonlyArray<(a: string, op: string, b: string, c: string) => s
   (a, op, b, c) => `${a} ${op} ${b} = ${c}.`,
 ];
 
-/** How often each wording is drawn: mostly long, so the SFT policy writes more than it needs. */
-const WORDING_WEIGHTS = Float64Array.from([0.6, 0.25, 0.15]);
+/** How often each wording is drawn: mostly long, so the SFT policy writes more than it needs, but every length occurs. */
+const WORDING_WEIGHTS = Float64Array.from([0.6, 0.2, 0.2]);
 
 /** The equations `a op b = c` of a concise arithmetic solution ("7 + 5 = 12. 12 * 3 = 36."). */
 function equations(concise: string): string[][] {

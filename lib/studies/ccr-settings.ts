@@ -9,8 +9,8 @@ export interface CcrStudySettings {
   vocabSize: number;
   model: 'demo' | 'quick';
   sft: SftOptions;
-  /** stepwise problems generated per split (operations per problem: 1…maxSteps) */
-  problems: { train: number; validation: number; test: number; maxSteps: number };
+  /** stepwise problems generated per split (operations per problem: 1…maxSteps; values in [0, maxValue]) */
+  problems: { train: number; validation: number; test: number; maxSteps: number; maxValue: number };
   /** trainer options shared by the three arms (seed, caps and recipe are set per arm) */
   rl: ConfigInput;
   /** completion caps in tokens: grpo-long, grpo-short (≤ ccr / N) and ccr's window shared by N answers */
@@ -25,7 +25,7 @@ export interface CcrStudySettings {
 export const CCR_STUDY_N = 3;
 
 const RL: ConfigInput = {
-  groups: 8, candidates: 4, learningRate: 2e-4, checkpointEvery: 1000, testPrompts: 0,
+  groups: 8, candidates: 4, learningRate: 3e-4, checkpointEvery: 1000, testPrompts: 0,
   generation: { temperature: 1 } as ConfigInput['generation'],
   validation: { every: 0, prompts: 0, patience: 0 } as ConfigInput['validation'],
 };
@@ -34,25 +34,25 @@ export const CCR_STUDY_SETTINGS: Readonly<Record<StudyScale, CcrStudySettings>> 
   quick: {
     vocabSize: 384, model: 'quick',
     sft: { steps: 30, batchSize: 8, learningRate: 5e-3, seed: 0 },
-    problems: { train: 240, validation: 16, test: 24, maxSteps: 6 },
+    problems: { train: 240, validation: 16, test: 24, maxSteps: 8, maxValue: 20 },
     rl: { ...RL, steps: 3, groups: 2, candidates: 4 },
-    caps: { long: 224, short: 24, ccr: 72 },
-    evalWindow: 224, lengthProbe: 16,
+    caps: { long: 288, short: 32, ccr: 96 },
+    evalWindow: 288, lengthProbe: 16,
   },
   demo: {
     vocabSize: 512, model: 'demo',
     sft: { steps: 500, batchSize: 24, learningRate: 3e-3, seed: 0 },
-    problems: { train: 3000, validation: 96, test: 200, maxSteps: 6 },
+    problems: { train: 3000, validation: 96, test: 200, maxSteps: 8, maxValue: 20 },
     rl: { ...RL, steps: 40 },
-    caps: { long: 224, short: 24, ccr: 72 },
-    evalWindow: 224, lengthProbe: 96,
+    caps: { long: 288, short: 32, ccr: 96 },
+    evalWindow: 288, lengthProbe: 96,
   },
   full: {
     vocabSize: 512, model: 'demo',
     sft: { steps: 1500, batchSize: 32, learningRate: 3e-3, seed: 0 },
-    problems: { train: 6000, validation: 200, test: 400, maxSteps: 6 },
+    problems: { train: 6000, validation: 200, test: 400, maxSteps: 8, maxValue: 20 },
     rl: { ...RL, steps: 150 },
-    caps: { long: 224, short: 24, ccr: 72 },
-    evalWindow: 224, lengthProbe: 200,
+    caps: { long: 288, short: 32, ccr: 96 },
+    evalWindow: 288, lengthProbe: 200,
   },
 });

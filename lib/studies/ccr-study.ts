@@ -40,7 +40,7 @@ export const STUDY_TEMPLATE: CcrTemplate = (questions) =>
 
 /** Train, validation and test splits of the stepwise task (seeds fixed by split, shared by every arm and seed). */
 export function stepwiseData(s: CcrStudySettings): ArithmeticData {
-  const make = (split: number, count: number) => generateStepwise({ count, seed: mixSeed(18, split) >>> 0, maxSteps: s.problems.maxSteps });
+  const make = (split: number, count: number) => generateStepwise({ count, seed: mixSeed(18, split) >>> 0, maxSteps: s.problems.maxSteps, maxValue: s.problems.maxValue });
   return { train: make(0, s.problems.train), validation: make(1, s.problems.validation), test: make(2, s.problems.test) };
 }
 
@@ -182,7 +182,7 @@ export async function runCcrStudy(ctx: StudyContext): Promise<StudyResult<CcrSum
   } finally {
     policy.dispose();
   }
-  ctx.reporter.note(`CCR study: SFT single-problem length mean ${length.mean.toFixed(1)}, p90 ${length.p90}, p99 ${length.p99} tokens (long window ${s.caps.long})`);
+  ctx.reporter.note(`CCR study: SFT single-problem length mean ${length.mean.toFixed(1)}, p90 ${length.p90.toFixed(0)}, p99 ${length.p99.toFixed(0)} tokens (long window ${s.caps.long})`);
   const sftDir = join(ctx.out, 'sft', 'policy');
   const perSeed: Array<PerArm<ArmRun>> = [];
   for (const seed of ctx.seeds) {
