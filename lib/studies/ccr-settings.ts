@@ -34,15 +34,15 @@ export const CCR_STUDY_SETTINGS: Readonly<Record<StudyScale, CcrStudySettings>> 
   quick: {
     vocabSize: 384, model: 'quick',
     sft: { steps: 30, batchSize: 8, learningRate: 5e-3, seed: 0 },
-    problems: { train: 240, validation: 16, test: 24, maxSteps: 8, maxValue: 20 },
+    problems: { train: 240, validation: 16, test: 24, maxSteps: 5, maxValue: 20 },
     rl: { ...RL, steps: 3, groups: 2, candidates: 4 },
     caps: { long: 288, short: 32, ccr: 96 },
     evalWindow: 288, lengthProbe: 16,
   },
   demo: {
     vocabSize: 512, model: 'demo',
-    sft: { steps: 500, batchSize: 24, learningRate: 3e-3, seed: 0 },
-    problems: { train: 3000, validation: 96, test: 200, maxSteps: 8, maxValue: 20 },
+    sft: { steps: 900, batchSize: 24, learningRate: 3e-3, seed: 0 },
+    problems: { train: 3000, validation: 96, test: 200, maxSteps: 5, maxValue: 20 },
     rl: { ...RL, steps: 40 },
     caps: { long: 288, short: 32, ccr: 96 },
     evalWindow: 288, lengthProbe: 96,
@@ -50,7 +50,7 @@ export const CCR_STUDY_SETTINGS: Readonly<Record<StudyScale, CcrStudySettings>> 
   full: {
     vocabSize: 512, model: 'demo',
     sft: { steps: 1500, batchSize: 32, learningRate: 3e-3, seed: 0 },
-    problems: { train: 6000, validation: 200, test: 400, maxSteps: 8, maxValue: 20 },
+    problems: { train: 6000, validation: 200, test: 400, maxSteps: 5, maxValue: 20 },
     rl: { ...RL, steps: 150 },
     caps: { long: 288, short: 32, ccr: 96 },
     evalWindow: 288, lengthProbe: 200,
