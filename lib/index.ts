@@ -46,6 +46,7 @@ export {
 export { verifyAnswer, resolveVerifyOptions, normalizeAnswer, VERIFY_DEFAULTS, type VerifyOptions, type Verdict as VerifyVerdict } from './rewards/verify/index.js';
 export { parseGsm8k, parseMathDataset, loadGsm8k, loadMathDataset, gsm8kFinalAnswer, packGroups, PACK_GROUPS_DEFAULTS, type MathProblem, type PackGroupsOptions } from './data/math.js';
 export { generateArithmetic, ARITHMETIC_DEFAULTS, type ArithmeticOptions, type ArithmeticProblem } from './data/arithmetic.js';
+export { generateStepwise, type StepwiseProblem } from './data/stepwise.js';
 export * from './data/index.js';
 export {
   groupAdvantages,

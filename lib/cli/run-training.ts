@@ -9,6 +9,7 @@ import { signalExitCode, stopOnSignals, StoppedBySignal, type StopFlag } from '.
 import { train, type TrainerEvent, type TrainResult } from '../trainer/train.js';
 import { validatesAt } from '../trainer/validation.js';
 import { loadPolicy } from './models.js';
+import type { Task } from '../trainer/task.js';
 import type { Reporter } from './progress.js';
 
 const fmt = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(3));
@@ -50,7 +51,7 @@ function stoppedError(flag: StopFlag): StoppedBySignal {
  */
 export async function trainWithProgress(
   reporter: Reporter, label: string,
-  run: { config: TrainerConfig; policy: Policy; runDir: string } | { resumeDir: string; overrides: ConfigInput },
+  run: { config: TrainerConfig; policy: Policy; runDir: string; task?: Task } | { resumeDir: string; overrides: ConfigInput },
 ): Promise<TrainResult> {
   const config = 'resumeDir' in run ? resumeConfig(await new RunDir(run.resumeDir).config(), run.overrides) : run.config;
   const stop: StopFlag = { requested: false };

@@ -238,3 +238,42 @@ export function answersCompleted(completions: readonly string[], n: number, trun
   });
   return { histogram, mean: counted === 0 ? NaN : total / counted, completions: counted };
 }
+
+/** The distribution [N + 1] of the number of successes of independent Bernoulli trials with the given rates (Poisson-binomial). */
+export function countDistribution(rates: ArrayLike<number>): Float64Array {
+  let p = Float64Array.of(1);
+  for (let k = 0; k < rates.length; k++) {
+    const next = new Float64Array(p.length + 1);
+    p.forEach((mass, c) => {
+      next[c] += mass * (1 - rates[k]);
+      next[c + 1] += mass * rates[k];
+    });
+    p = next;
+  }
+  return p;
+}
+
+/**
+ * Predicted informative-group fraction from per-prompt correct rates: for each group, q_k = the share of
+ * its S candidates that answered problem k correctly, p_c = the count distribution those rates give when
+ * a completion's answers are independent ({@link countDistribution}), and 1 − Σ_c p_c^S the chance that
+ * S independent candidates do not all get the same count; the mean over groups. For N = 1 this is the
+ * plug-in 1 − q^S − (1 − q)^S, which lies below the observed fraction at small S (a group with q in
+ * {0, 1} predicts 0; one with 0 < q < 1 is informative and predicts less than 1).
+ * @param correct - [groups, S, N]: 1 where candidate s answered problem k correctly
+ */
+export function predictedInformative(correct: ArrayLike<number>, groups: number, candidates: number, problems: number): number {
+  integer('groups', groups, 0);
+  integer('candidates', candidates, 1);
+  integer('problems', problems, 1, 100);
+  length('correct', correct, groups * candidates * problems, `[groups=${groups}, candidates=${candidates}, problems=${problems}]`);
+  let sum = 0;
+  for (let g = 0; g < groups; g++) {
+    const rates = new Float64Array(problems);
+    for (let s = 0; s < candidates; s++) {
+      for (let k = 0; k < problems; k++) rates[k] += correct[(g * candidates + s) * problems + k] ? 1 / candidates : 0;
+    }
+    sum += 1 - countDistribution(rates).reduce((same, p) => same + p ** candidates, 0);
+  }
+  return groups === 0 ? NaN : sum / groups;
+}

@@ -28,6 +28,8 @@ export {
   answersCompleted,
   ccrSignal,
   compareZeroRewards,
+  countDistribution,
+  predictedInformative,
   respondentRewards,
   respondentVarianceShare,
   zeroRewardFractions,

@@ -10,7 +10,7 @@ import { groupAdvantagesSync } from '../kernels/advantage.js';
 import { tokenAdvantagesSync } from '../kernels/token-advantages.js';
 import type { Policy } from '../policy/policy.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
-import { ccrRewardBatch, packProblems, type CcrBatchRewards } from '../rewards/ccr.js';
+import { ccrRewardBatch, defaultCcrTemplate, packProblems, type CcrBatchRewards, type CcrTemplate } from '../rewards/ccr.js';
 import { firstTokenFrom } from '../rewards/segments.js';
 import type { DataConfig, TrainerConfig } from './config.js';
 import { resolvedOptions } from './recipes.js';
@@ -42,7 +42,8 @@ interface CcrRewards extends CcrBatchRewards {
   rewardPrefixTokens: Int32Array;
 }
 
-export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: Tokenizer): Task<CcrPrompts, CcrRewards> {
+/** `template` builds every prompt, training and evaluation alike (the CCR study's is shorter than the default). */
+export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: Tokenizer, template: CcrTemplate = defaultCcrTemplate): Task<CcrPrompts, CcrRewards> {
   const n = config.rewards.problems;
   const S = config.candidates;
   const groups = packGroups(data.train, { n, order: 'shuffled', seed: config.seed >>> 0 });
@@ -55,7 +56,7 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
     epochOf: (step) => sampler.batch(step)[0].epoch,
     prompts(step) {
       const picked = sampler.batch(step).map((d) => groups[d.request]);
-      return { texts: picked.map((g) => format(packProblems(g, { n }))), truths: picked.map((g) => g.map((p) => p.answer)) };
+      return { texts: picked.map((g) => format(packProblems(g, { n, template }))), truths: picked.map((g) => g.map((p) => p.answer)) };
     },
     rewards(prompts, rollout) {
       const r = ccrRewardBatch(rollout.texts, prompts.truths, S, rewardOptions);
@@ -86,7 +87,7 @@ export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: 
     async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {
       const problems = count > 0 ? data[split].slice(0, count) : data[split];
       const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
-      const { texts, tokens } = await greedyCompletions(policy, problems.map((p) => format(packProblems([p], { n: 1 }))), maxNewTokens);
+      const { texts, tokens } = await greedyCompletions(policy, problems.map((p) => format(packProblems([p], { n: 1, template }))), maxNewTokens);
       const m = evaluateCcr(problems.map((p, i) => ({ completion: texts[i], truths: [p.answer], tokens: tokens[i] })));
       return {
         values: { accuracy: m.accuracy, completionTokens: m.length },

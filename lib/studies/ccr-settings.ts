@@ -1,0 +1,58 @@
+// Settings of the CCR study per scale: quick (tests, seconds), demo (`npm start`, a few minutes on 2 cores),
+// full (`grpo reproduce`). The caps set the comparison: grpo-long's window holds every SFT completion, the
+// shared ccr window is shorter than three of them, and grpo-short gets ccr's window divided by N.
+import type { ConfigInput } from '../trainer/config.js';
+import type { SftOptions } from '../trainer/sft.js';
+import type { StudyScale } from './study.js';
+
+export interface CcrStudySettings {
+  vocabSize: number;
+  model: 'demo' | 'quick';
+  sft: SftOptions;
+  /** stepwise problems generated per split (operations per problem: 1…maxSteps; values in [0, maxValue]) */
+  problems: { train: number; validation: number; test: number; maxSteps: number; maxValue: number };
+  /** trainer options shared by the three arms (seed, caps and recipe are set per arm) */
+  rl: ConfigInput;
+  /** completion caps in tokens: grpo-long, grpo-short (≤ ccr / N) and ccr's window shared by N answers */
+  caps: { long: number; short: number; ccr: number };
+  /** greedy test window of every arm (single problems) */
+  evalWindow: number;
+  /** validation problems sampled once each at the RL temperature to measure the SFT policy's completion length */
+  lengthProbe: number;
+}
+
+/** Problems packed per ccr prompt. */
+export const CCR_STUDY_N = 3;
+
+const RL: ConfigInput = {
+  groups: 8, candidates: 4, learningRate: 3e-4, checkpointEvery: 1000, testPrompts: 0,
+  generation: { temperature: 1 } as ConfigInput['generation'],
+  validation: { every: 0, prompts: 0, patience: 0 } as ConfigInput['validation'],
+};
+
+export const CCR_STUDY_SETTINGS: Readonly<Record<StudyScale, CcrStudySettings>> = Object.freeze({
+  quick: {
+    vocabSize: 384, model: 'quick',
+    sft: { steps: 30, batchSize: 8, learningRate: 5e-3, seed: 0 },
+    problems: { train: 240, validation: 16, test: 24, maxSteps: 5, maxValue: 20 },
+    rl: { ...RL, steps: 3, groups: 2, candidates: 4 },
+    caps: { long: 288, short: 32, ccr: 96 },
+    evalWindow: 288, lengthProbe: 16,
+  },
+  demo: {
+    vocabSize: 512, model: 'demo',
+    sft: { steps: 900, batchSize: 24, learningRate: 3e-3, seed: 0 },
+    problems: { train: 3000, validation: 96, test: 200, maxSteps: 5, maxValue: 20 },
+    rl: { ...RL, steps: 40 },
+    caps: { long: 288, short: 32, ccr: 96 },
+    evalWindow: 288, lengthProbe: 96,
+  },
+  full: {
+    vocabSize: 512, model: 'demo',
+    sft: { steps: 1500, batchSize: 32, learningRate: 3e-3, seed: 0 },
+    problems: { train: 6000, validation: 200, test: 400, maxSteps: 5, maxValue: 20 },
+    rl: { ...RL, steps: 150 },
+    caps: { long: 288, short: 32, ccr: 96 },
+    evalWindow: 288, lengthProbe: 200,
+  },
+});
