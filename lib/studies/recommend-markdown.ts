@@ -40,17 +40,25 @@ function differenceTable(s: RecommendSummary): string {
     markdownTable(['', ...DIFFERENCE_METRICS.map((m) => `${m}@${s.K}`)], rows)].join('\n');
 }
 
+/** The step at which `arm` reached the seed's baseline best, its own best step for the baseline. */
+function reached(r: RecommendSummary['perSeed'][number], arm: string): string {
+  if (arm === r.baseline) return String(r.stepsToBaseline.baselineStep);
+  if (!r.stepsToBaseline.defined) return 'not defined';
+  return formatNumber(r.stepsToBaseline.arms[arm]?.step, 0);
+}
+
 function perSeedTable(s: RecommendSummary, metric: string): string {
   const rows = s.perSeed.flatMap((r) => Object.entries(r.arms).map(([arm, t]) => {
     const steps = r.stepsToBaseline.arms[arm];
     const difference = r.differences[arm]?.rowRecall;
     return [String(r.seed), arm === r.baseline ? `${arm} (baseline)` : arm, String(t.checkpointStep), formatNumber(t.bestValidation),
       interval(t.metrics.rowRecall), difference ? interval(difference, 2, true) : '—',
-      steps ? formatNumber(steps.step, 0) : String(r.stepsToBaseline.baselineStep), steps ? formatNumber(steps.seconds, 0) : '—', formatNumber(t.exactKShare)];
+      reached(r, arm), steps && r.stepsToBaseline.defined ? formatNumber(steps.seconds, 0) : '—', formatNumber(t.exactKShare)];
   }));
   const header = ['seed', 'arm', 'selected step', `best validation ${metric}`, `test rowRecall@${s.K}`, 'Δ rowRecall (pts)',
     'step reaching baseline best', 'training s to it', `exact-${s.K} share`];
-  return ['Per seed (steps to the baseline\'s best validation value, linear between validations; — : never reached):', '', markdownTable(header, rows)].join('\n');
+  return ['Per seed (steps to the baseline\'s best validation value, linear between validations; — : never reached; not defined: the baseline ' +
+    'never improved on its first validation):', '', markdownTable(header, rows)].join('\n');
 }
 
 /** The study's section of summary.md (also the head of its report.md). */

@@ -34,7 +34,9 @@ export interface StepsToBaseline {
   /** the baseline's best validation value and its step */
   target: number;
   baselineStep: number;
-  /** per arm: first step reaching the target (linear between validations; null: never), its training seconds and ratios */
+  /** false when the baseline's best is its first validation: every arm "reaches" it where it starts, so no speed is defined */
+  defined: boolean;
+  /** per arm: first step reaching the target (linear between validations; null: never or not defined), its training seconds and ratios */
   arms: Record<string, { step: number | null; seconds: number | null; stepRatio: number | null; secondsRatio: number | null }>;
 }
 
@@ -93,11 +95,12 @@ export function differences(a: TestFile['series'], b: TestFile['series'], seed: 
 function stepsToBaseline(runs: Record<string, RunData>, baseline: string): StepsToBaseline {
   const base = runs[baseline].validation;
   const best = bestPoint(base);
+  const defined = best.value > base[0].value;
   const arms = Object.fromEntries(Object.entries(runs).filter(([name]) => name !== baseline).map(([name, run]) => {
     const r = stepsToTarget(run.validation, base, best.step);
     return [name, { step: r.stepA, seconds: r.timeA, stepRatio: r.ratio, secondsRatio: r.timeRatio }];
   }));
-  return { target: best.value, baselineStep: best.step, arms };
+  return { target: best.value, baselineStep: best.step, defined, arms };
 }
 
 /**
