@@ -48,7 +48,7 @@ describe('grpo reproduce', () => {
     expect(help.stdout).toMatch(/--seeds.*default 0,1,2/);
     for (const bad of ['0,0', '1,x', '-1']) {
       const refused = runCli(['reproduce', '--seeds', bad], 30_000);
-      expect(refused.run.status).toBe(1);
+      expect(refused.run.status).toBe(2); // a user error
       expect(refused.run.stderr).toContain('Flag --seeds: expected distinct non-negative integers');
       expect(existsSync(join(refused.out, 'recommend'))).toBe(false);
     }
