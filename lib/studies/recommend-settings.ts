@@ -1,6 +1,8 @@
 // Sizes of the recommendation study per scale: the RL arms' shared trainer options, and the mechanism
 // diagnostics (validation requests × sampled lists of the SFT policy). Any trainer option can still be
 // raised from the command line (StudyContext.overrides), e.g. --steps 500 --groups 48 --candidates 8.
+// full: 5 arms × 3 seeds = 15 runs in ≤ ~45 minutes on 2 cores (extrapolated from the demo's tokens per step and
+// step times, not yet measured at that size): G 8 × S 8 lists of K = 20 is about 8× the demo's completion tokens per step.
 import type { ConfigInput } from '../trainer/config.js';
 import type { StudyScale } from './study.js';
 
@@ -37,9 +39,9 @@ export const RECOMMEND_SETTINGS: Readonly<Record<StudyScale, RecommendSettings>>
   },
   full: {
     arms: {
-      steps: 200, groups: 16, candidates: 8, learningRate: 2e-4, checkpointEvery: 25, testPrompts: 0,
-      rewards: { ranks: 20 } as ConfigInput['rewards'], generation: { maxNewTokens: 240, temperature: 1 } as ConfigInput['generation'],
-      validation: validation(25, 200),
+      steps: 100, groups: 8, candidates: 8, learningRate: 2e-4, checkpointEvery: 20, testPrompts: 0,
+      rewards: { ranks: 20 } as ConfigInput['rewards'], generation: { maxNewTokens: 200, temperature: 1 } as ConfigInput['generation'],
+      validation: validation(20, 100),
     },
     baselineScalings: ['group', 'batch'], diagnosticRequests: 200, diagnosticLists: 8,
   },
