@@ -39,6 +39,7 @@ describe('seedResult and pooledResults', () => {
     expect(result.baseline).toBe('rank-grpo-batch');
     expect(Object.keys(result.differences)).toEqual(['remark', 'rank-grpo-requests']);
     expect(result.differences.remark.rowRecall.estimate).toBeCloseTo(((2.5 - 1.5) / 3) * 100, 10);
+    expect(result.remarkOverAblation.rowRecall.estimate).toBeCloseTo(((2.5 - 1) / 3) * 100, 10); // the union reward at fixed sampling
     expect(result.stepsToBaseline).toMatchObject({ target: 0.3, baselineStep: 20, defined: true });
     expect(result.stepsToBaseline.arms.remark.step).toBeCloseTo(15, 10); // 0.2 at 10, 0.4 at 20: 0.3 halfway
     expect(result.stepsToBaseline.arms.remark.seconds).toBeCloseTo(150, 10);
@@ -54,6 +55,7 @@ describe('seedResult and pooledResults', () => {
     expect(pooled.test.remark.rowRecall.estimate).toBeCloseTo((2.5 + 2) / 6, 10);
     expect(pooled.test['rank-grpo'].rowRecall.estimate).toBeCloseTo(3 / 6, 10);
     expect(pooled.differences.remark.rowRecall.estimate).toBeCloseTo(((4.5 - 3) / 6) * 100, 10);
+    expect(pooled.remarkOverAblation.rowRecall.estimate).toBeCloseTo(((4.5 - 2) / 6) * 100, 10);
     const { low, high } = pooled.differences.remark.rowRecall;
     expect(low).toBeLessThanOrEqual(high);
   });

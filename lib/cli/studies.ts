@@ -35,6 +35,14 @@ export function seedsFlag(args: ParsedArgs, fallback: readonly number[]): number
   return seeds;
 }
 
+/** A study's result with the CPU seconds it took (process.cpuUsage: user + system of every thread). */
+async function timed<T>(study: () => Promise<T>): Promise<T & { cpuSeconds: number }> {
+  const before = process.cpuUsage();
+  const result = await study();
+  const used = process.cpuUsage(before);
+  return { ...result, cpuSeconds: (used.user + used.system) / 1e6 };
+}
+
 /** Runs both studies and writes the summaries; the previous output of the studies in `out` is replaced. */
 export async function runStudies(reporter: Reporter, run: StudiesRun): Promise<void> {
   const started = performance.now();
@@ -43,14 +51,15 @@ export async function runStudies(reporter: Reporter, run: StudiesRun): Promise<v
     await mkdir(join(run.out, name), { recursive: true });
     return { reporter, out: join(run.out, name), device: run.device, scale: run.scale, seeds: run.seeds, overrides: run.overrides };
   };
-  const recommend = await runRecommendStudy(await context('recommend'));
-  const ccr = await runCcrStudy(await context('ccr'));
+  const recommend = await timed(async () => runRecommendStudy(await context('recommend')));
+  const ccr = await timed(async () => runCcrStudy(await context('ccr')));
   const minutes = (performance.now() - started) / 60000;
   await writeSummary(run.out, {
     version: 1, command: run.command, scale: run.scale, seeds: run.seeds, minutes, threads: getThreads(),
-    recommend: recommend.summary, ccr: ccr.summary,
+    cpuSeconds: { recommend: recommend.cpuSeconds, ccr: ccr.cpuSeconds }, recommend: recommend.summary, ccr: ccr.summary,
   });
-  const text = [`## ${run.command}: summary (${minutes.toFixed(1)} min, ${getThreads()} threads, seeds ${run.seeds.join(', ')})`, '',
+  const cpu = `CPU seconds: recommendation ${recommend.cpuSeconds.toFixed(0)}, ccr ${ccr.cpuSeconds.toFixed(0)}`;
+  const text = [`## ${run.command}: summary (${minutes.toFixed(1)} min, ${getThreads()} threads, seeds ${run.seeds.join(', ')}; ${cpu})`, '',
     recommend.markdown, ccr.markdown, `Reports: ${recommend.reportPath}, ${ccr.reportPath}; machine-readable: ${join(run.out, 'summary.json')}`].join('\n');
   await writeFile(join(run.out, 'summary.md'), `${text}\n`);
   reporter.line(`\n${text}\n`);

@@ -35,7 +35,9 @@ function pooledTable(s: RecommendSummary): string {
 
 function differenceTable(s: RecommendSummary): string {
   const arms = Object.keys(s.pooled.differences);
-  const rows = arms.map((arm) => [`${arm} − rank-grpo`, ...DIFFERENCE_METRICS.map((m) => interval(s.pooled.differences[arm][m], 2, true))]);
+  const row = (label: string, d: Record<string, Estimate>) => [label, ...DIFFERENCE_METRICS.map((m) => interval(d[m], 2, true))];
+  const rows = arms.map((arm) => row(`${arm} − rank-grpo`, s.pooled.differences[arm]));
+  if (Object.keys(s.pooled.remarkOverAblation).length > 0) rows.push(row('remark − rank-grpo-requests', s.pooled.remarkOverAblation));
   return ['Paired differences in points (same test requests resampled for both; ReMaRk paper at R@20: ablation − rank-grpo +0.16 [−0.33, 0.66], remark − ablation +1.40 [0.93, 1.86]):', '',
     markdownTable(['', ...DIFFERENCE_METRICS.map((m) => `${m}@${s.K}`)], rows)].join('\n');
 }

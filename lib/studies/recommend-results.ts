@@ -47,8 +47,13 @@ export interface SeedResult {
   arms: Record<string, ArmTest>;
   /** arm − baseline on the same test requests, points (× 100), paired request bootstrap */
   differences: Record<string, Record<string, Estimate>>;
+  /** remark − rank-grpo-requests (the union reward alone, the paper's +1.40 pt), points */
+  remarkOverAblation: Record<string, Estimate>;
   stepsToBaseline: StepsToBaseline;
 }
+
+/** The arms of the paper's second comparison: the union reward with the sampling held fixed. */
+const [UNION_ARM, ABLATION_ARM] = ['remark', 'rank-grpo-requests'];
 
 interface RunData {
   test: TestFile;
@@ -119,6 +124,7 @@ export async function seedResult(
     baseline,
     arms: Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, armTest(run, { ...config, seed }, data)])),
     differences: Object.fromEntries(others.map((name) => [name, differences(runs[name].test.series, runs[baseline].test.series, seed)])),
+    remarkOverAblation: runs[UNION_ARM] && runs[ABLATION_ARM] ? differences(runs[UNION_ARM].test.series, runs[ABLATION_ARM].test.series, seed) : {},
     stepsToBaseline: stepsToBaseline(Object.fromEntries([[baseline, runs[baseline]], ...others.map((n) => [n, runs[n]] as const)]), baseline),
   };
   return { result, tests: Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, run.test])) };
@@ -138,6 +144,8 @@ export interface PooledResults {
   test: Record<string, Record<string, Estimate>>;
   /** arm − baseline, points */
   differences: Record<string, Record<string, Estimate>>;
+  /** remark − rank-grpo-requests, points */
+  remarkOverAblation: Record<string, Estimate>;
 }
 
 /** Pooled over seeds: each arm's test series summed per request, then bootstrapped; differences paired. */
@@ -152,5 +160,9 @@ export function pooledResults(perSeed: ReadonlyArray<{ result: SeedResult; tests
     const intervals = bootstrap(metrics.map((m) => seriesOf(series[m])), { resamples: 2000, seed });
     return [arm, Object.fromEntries(metrics.map((m, i) => [m, plain(intervals[i])]))];
   }));
-  return { test, differences: Object.fromEntries(arms.map((arm) => [arm, differences(pooled[arm], pooled['rank-grpo'], seed)])) };
+  return {
+    test,
+    differences: Object.fromEntries(arms.map((arm) => [arm, differences(pooled[arm], pooled['rank-grpo'], seed)])),
+    remarkOverAblation: pooled[UNION_ARM] && pooled[ABLATION_ARM] ? differences(pooled[UNION_ARM], pooled[ABLATION_ARM], seed) : {},
+  };
 }

@@ -104,6 +104,7 @@ export async function runRecommendStudy(ctx: StudyContext): Promise<StudyResult<
   const links = ['![Zero-reward groups](zero-rewards.svg)', '![Respondent variance share](variance-share.svg)', '![Validation curves](validation.svg)'];
   const seedLinks = ctx.seeds.map((seed) => `- seed ${seed}: [seed-${seed}/report.md](seed-${seed}/report.md) (final tables, paired differences, traces)`);
   const reportPath = join(reportDir, 'report.md');
-  await writeFile(reportPath, `${[markdown, ...links, '## Per-seed reports', ...seedLinks].join('\n\n')}\n`);
+  const title = `# ReMaRk vs Rank-GRPO: the recommendation study (${ctx.scale} scale, seeds ${ctx.seeds.join(', ')})`;
+  await writeFile(reportPath, `${[title, markdown, ...links, '## Per-seed reports', ...seedLinks].join('\n\n')}\n`);
   return { summary, markdown, reportPath };
 }

@@ -24,6 +24,8 @@ export interface Summary<Recommend, Ccr extends CcrSummaryFields> {
   seeds: number[];
   /** wall minutes of the whole command */
   minutes: number;
+  /** CPU seconds (user + system, every thread of the process) of each study */
+  cpuSeconds: { recommend: number; ccr: number };
   threads: number;
   recommend: Recommend;
   ccr: Ccr;
@@ -52,6 +54,9 @@ export const SUMMARY_REQUIRED: Readonly<Record<string, (v: unknown) => boolean>>
   'recommend.pooled.test.rank-grpo.rowRecall': isInterval,
   'recommend.pooled.differences.remark.rowRecall': isInterval,
   'recommend.pooled.differences.rank-grpo-requests.rowRecall': isInterval,
+  'recommend.pooled.remarkOverAblation.rowRecall': isInterval,
+  'cpuSeconds.recommend': isNumber,
+  'cpuSeconds.ccr': isNumber,
   'ccr.tokensPerStep.grpoLong': isNumber,
   'ccr.tokensPerStep.grpoShort': isNumber,
   'ccr.tokensPerStep.ccr': isNumber,
