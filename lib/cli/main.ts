@@ -22,7 +22,7 @@ function overview(): string {
   return [
     'Usage: grpo <command> [options]      (grpo <command> --help for its options)',
     '',
-    'GRPO-family RL for language models with native kernels: SFT, the rank-grpo / remark / remark-mean / ccr / grpo',
+    'GRPO-family RL for language models with native kernels: SFT, the rank-grpo / rank-grpo-requests / remark / remark-mean / ccr / grpo',
     'recipes, evaluation with bootstrap intervals, reports. Start with: grpo demo',
     '',
     'Commands:',
