@@ -2,7 +2,7 @@
 // pooled test metrics with intervals, paired differences against rank-grpo, and the per-seed table.
 import { formatNumber, markdownTable } from '../eval/report-markdown.js';
 import type { TrainerConfig } from '../trainer/config.js';
-import type { RecommendSummary } from './recommend-study.js';
+import type { RecommendSummary } from './recommend-summary.js';
 import type { Estimate } from './recommend-results.js';
 import { TEST_METRICS, DIFFERENCE_METRICS } from './recommend-results.js';
 

@@ -13,35 +13,18 @@ import type { ConfigInput, TrainerConfig } from '../trainer/config.js';
 import { resolveConfig } from '../trainer/recipes.js';
 import { compareRuns } from '../trainer/run-report.js';
 import { moviesData } from '../trainer/tasks.js';
-import { mechanismDiagnostics, type MechanismDiagnostics } from './recommend-diagnostics.js';
+import { mechanismDiagnostics } from './recommend-diagnostics.js';
 import { studyFigures } from './recommend-figures.js';
 import { recommendMarkdown } from './recommend-markdown.js';
 // TEMPORARY: d-sft's lib/studies/recommend-policy.ts replaces this import at merge (same exports).
 import { recommendTaskOptions, trainRecommendPolicy } from './recommend-policy-fallback.js';
-import { pooledResults, seedResult, type PooledResults, type SeedResult } from './recommend-results.js';
+import { pooledResults, seedResult } from './recommend-results.js';
 import { RECOMMEND_SETTINGS } from './recommend-settings.js';
+import type { RecommendSummary } from './recommend-summary.js';
 import type { StudyContext, StudyResult } from './study.js';
 
 /** The comparison arms after the baseline, in report order. */
 export const RECOMMEND_ARMS = Object.freeze(['rank-grpo-requests', 'remark', 'remark-mean'] as const);
-
-export interface RecommendSummary {
-  K: number;
-  steps: number;
-  seeds: number[];
-  /** run names: the rank-grpo scalings, then RECOMMEND_ARMS */
-  arms: string[];
-  /** diagnostics of the SFT policy (same rollouts), without the rollouts themselves (saved in diagnostics.json) */
-  diagnostics: { requests: number; lists: number };
-  validItemFraction: number;
-  zeroRewardGroups: MechanismDiagnostics['zeroRewardGroups'];
-  zeroRewardCells: MechanismDiagnostics['zeroRewardCells'];
-  varianceShare: MechanismDiagnostics['varianceShare'];
-  /** the prerequisites after SFT: ≥ half of sampled items valid, one-respondent zero-reward groups < 90% */
-  prerequisites: { validItems: boolean; zeroRewardGroups: boolean };
-  perSeed: SeedResult[];
-  pooled: PooledResults;
-}
 
 /** The rank-grpo arms of a scale: name → the layer that makes it (group std is the recipe's own). */
 function baselineArms(scalings: ReadonlyArray<'group' | 'batch'>): Record<string, ConfigInput> {
