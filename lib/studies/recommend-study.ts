@@ -12,8 +12,9 @@ import { writeJsonAtomic, readJsonlRows, RunDir } from '../trainer/run-dir.js';
 import type { ConfigInput, TrainerConfig } from '../trainer/config.js';
 import { resolveConfig } from '../trainer/recipes.js';
 import { compareRuns } from '../trainer/run-report.js';
+import type { MoviesData } from '../trainer/task-recommend.js';
 import { moviesData } from '../trainer/tasks.js';
-import { mechanismDiagnostics } from './recommend-diagnostics.js';
+import { mechanismDiagnostics, type MechanismDiagnostics } from './recommend-diagnostics.js';
 import { studyFigures } from './recommend-figures.js';
 import { recommendMarkdown } from './recommend-markdown.js';
 // TEMPORARY: d-sft's lib/studies/recommend-policy.ts replaces this import at merge (same exports).
@@ -39,55 +40,72 @@ async function validationCurves(dirs: Record<string, string>, seed: number, metr
   return rows.flat();
 }
 
+type ConfigFor = (layer: ConfigInput, seed: number) => TrainerConfig;
+
+/** The diagnostics of the SFT policy (saved with their rollouts in diagnostics.json). */
+async function diagnose(ctx: StudyContext, policyDir: string, base: TrainerConfig, data: MoviesData): Promise<MechanismDiagnostics> {
+  const s = RECOMMEND_SETTINGS[ctx.scale];
+  const phase = ctx.reporter.phase(`diagnostics: ${s.diagnosticRequests} validation requests × ${s.diagnosticLists} sampled lists of the SFT policy`, 1, 'passes');
+  const policy = await loadPolicy(policyDir, base.device);
+  const d = await mechanismDiagnostics(policy, base, data, s.diagnosticRequests, s.diagnosticLists);
+  policy.dispose();
+  await writeJsonAtomic(join(ctx.out, 'diagnostics.json'), d);
+  const groups = d.zeroRewardGroups;
+  phase.done(`valid items ${d.validItemFraction.toFixed(3)}; zero-reward groups ${groups.respondent.toFixed(3)} (respondent) vs ${groups.union.toFixed(3)} (union)`);
+  return d;
+}
+
+/** Every arm of one seed from the SFT checkpoint; returns arm → run directory. */
+async function trainSeed(ctx: StudyContext, seed: number, layers: Record<string, ConfigInput>, configFor: ConfigFor, policyDir: string) {
+  const dirs: Record<string, string> = {};
+  for (const [arm, layer] of Object.entries(layers)) {
+    const config = configFor(layer, seed);
+    dirs[arm] = join(ctx.out, 'runs', `seed-${seed}`, arm);
+    await trainWithProgress(ctx.reporter, `${arm} seed ${seed} (${config.steps} steps)`, { config, policy: await loadPolicy(policyDir, config.device), runDir: dirs[arm] });
+  }
+  await compareRuns(Object.values(dirs), join(ctx.out, 'report', `seed-${seed}`), {
+    title: `ReMaRk vs Rank-GRPO, seed ${seed} (test split, greedy lists, K = ${configFor({}, seed).rewards.ranks})`, names: Object.keys(dirs),
+  });
+  return dirs;
+}
+
+/** report.md (title, the study's tables, the figures, links to the per-seed reports) and its figures. */
+async function writeStudyReport(ctx: StudyContext, markdown: string, diagnostics: MechanismDiagnostics, curves: BandPoint[], metric: string): Promise<string> {
+  const reportDir = join(ctx.out, 'report');
+  const figures = await studyFigures(diagnostics, curves, metric);
+  await Promise.all(Object.entries(figures).map(([file, svg]) => writeFile(join(reportDir, file), svg)));
+  const links = ['![Zero-reward groups](zero-rewards.svg)', '![Respondent variance share](variance-share.svg)', '![Validation curves](validation.svg)'];
+  const seedLinks = ctx.seeds.map((seed) => `- seed ${seed}: [seed-${seed}/report.md](seed-${seed}/report.md) (final tables, paired differences, traces)`);
+  const title = `# ReMaRk vs Rank-GRPO: the recommendation study (${ctx.scale} scale, seeds ${ctx.seeds.join(', ')})`;
+  const reportPath = join(reportDir, 'report.md');
+  await writeFile(reportPath, `${[title, markdown, ...links, '## Per-seed reports', ...seedLinks].join('\n\n')}\n`);
+  return reportPath;
+}
+
 export async function runRecommendStudy(ctx: StudyContext): Promise<StudyResult<RecommendSummary>> {
   const s = RECOMMEND_SETTINGS[ctx.scale];
-  const configFor = (layer: ConfigInput, seed: number): TrainerConfig =>
-    resolveConfig(s.arms, recommendTaskOptions(ctx.scale), layer, ctx.overrides, { seed, device: ctx.device });
+  const configFor: ConfigFor = (layer, seed) => resolveConfig(s.arms, recommendTaskOptions(ctx.scale), layer, ctx.overrides, { seed, device: ctx.device });
   const policy = await trainRecommendPolicy(ctx);
   const base = configFor({ recipe: 'rank-grpo' }, ctx.seeds[0]);
   const data = moviesData(base.data.moviesDir);
-
-  const phase = ctx.reporter.phase(`diagnostics: ${s.diagnosticRequests} validation requests × ${s.diagnosticLists} sampled lists of the SFT policy`, 1, 'passes');
-  const sftPolicy = await loadPolicy(policy.policyDir, base.device);
-  const diagnostics = await mechanismDiagnostics(sftPolicy, base, data, s.diagnosticRequests, s.diagnosticLists);
-  sftPolicy.dispose();
-  await writeJsonAtomic(join(ctx.out, 'diagnostics.json'), diagnostics);
-  phase.done(`valid items ${diagnostics.validItemFraction.toFixed(3)}; zero-reward groups ${diagnostics.zeroRewardGroups.respondent.toFixed(3)} (respondent) vs ${diagnostics.zeroRewardGroups.union.toFixed(3)} (union)`);
-
-  const layers: Record<string, ConfigInput> = { ...baselineArms(s.baselineScalings), ...Object.fromEntries(RECOMMEND_ARMS.map((r) => [r, { recipe: r }])) };
+  const diagnostics = await diagnose(ctx, policy.policyDir, base, data);
+  const baselines = baselineArms(s.baselineScalings);
+  const layers: Record<string, ConfigInput> = { ...baselines, ...Object.fromEntries(RECOMMEND_ARMS.map((r) => [r, { recipe: r }])) };
   const perSeed = [];
   const curves: BandPoint[] = [];
   for (const seed of ctx.seeds) {
-    const dirs: Record<string, string> = {};
-    for (const [arm, layer] of Object.entries(layers)) {
-      const config = configFor(layer, seed);
-      dirs[arm] = join(ctx.out, 'runs', `seed-${seed}`, arm);
-      await trainWithProgress(ctx.reporter, `${arm} seed ${seed} (${config.steps} steps)`, { config, policy: await loadPolicy(policy.policyDir, config.device), runDir: dirs[arm] });
-    }
-    perSeed.push(await seedResult(seed, dirs, Object.keys(baselineArms(s.baselineScalings)), base, data));
+    const dirs = await trainSeed(ctx, seed, layers, configFor, policy.policyDir);
+    perSeed.push(await seedResult(seed, dirs, Object.keys(baselines), base, data));
     curves.push(...(await validationCurves(dirs, seed, base.validation.metric)));
-    await compareRuns(Object.values(dirs), join(ctx.out, 'report', `seed-${seed}`), {
-      title: `ReMaRk vs Rank-GRPO, seed ${seed} (test split, greedy lists, K = ${base.rewards.ranks})`, names: Object.keys(dirs),
-    });
   }
-
+  const { rollouts: _saved, requests, lists, ...measured } = diagnostics; // the rollouts stay in diagnostics.json
   const summary: RecommendSummary = {
     K: base.rewards.ranks, steps: base.steps, seeds: [...ctx.seeds], arms: Object.keys(layers),
-    diagnostics: { requests: diagnostics.requests, lists: diagnostics.lists },
-    validItemFraction: diagnostics.validItemFraction,
-    zeroRewardGroups: diagnostics.zeroRewardGroups, zeroRewardCells: diagnostics.zeroRewardCells, varianceShare: diagnostics.varianceShare,
+    ...measured, diagnostics: { requests, lists }, sftChecks: policy.checks,
     prerequisites: { validItems: diagnostics.validItemFraction >= 0.5, zeroRewardGroups: diagnostics.zeroRewardGroups.respondent < 0.9 },
     perSeed: perSeed.map((p) => p.result),
     pooled: pooledResults(perSeed, ctx.seeds[0]),
   };
   const markdown = recommendMarkdown(summary, base);
-  const reportDir = join(ctx.out, 'report');
-  const figures = await studyFigures(diagnostics, curves, base.validation.metric);
-  await Promise.all(Object.entries(figures).map(([file, svg]) => writeFile(join(reportDir, file), svg)));
-  const links = ['![Zero-reward groups](zero-rewards.svg)', '![Respondent variance share](variance-share.svg)', '![Validation curves](validation.svg)'];
-  const seedLinks = ctx.seeds.map((seed) => `- seed ${seed}: [seed-${seed}/report.md](seed-${seed}/report.md) (final tables, paired differences, traces)`);
-  const reportPath = join(reportDir, 'report.md');
-  const title = `# ReMaRk vs Rank-GRPO: the recommendation study (${ctx.scale} scale, seeds ${ctx.seeds.join(', ')})`;
-  await writeFile(reportPath, `${[title, markdown, ...links, '## Per-seed reports', ...seedLinks].join('\n\n')}\n`);
-  return { summary, markdown, reportPath };
+  return { summary, markdown, reportPath: await writeStudyReport(ctx, markdown, diagnostics, curves, base.validation.metric) };
 }

@@ -14,6 +14,8 @@ export interface RecommendSummary {
   zeroRewardGroups: MechanismDiagnostics['zeroRewardGroups'];
   zeroRewardCells: MechanismDiagnostics['zeroRewardCells'];
   varianceShare: MechanismDiagnostics['varianceShare'];
+  /** the checks the policy module measured after its SFT, when it reports them */
+  sftChecks?: { validItemFraction: number; zeroRewardGroups: { respondent: number; union: number } };
   /** the prerequisites after SFT: ≥ half of sampled items valid, one-respondent zero-reward groups < 90% */
   prerequisites: { validItems: boolean; zeroRewardGroups: boolean };
   perSeed: SeedResult[];
