@@ -1,6 +1,7 @@
 // TEMPORARY stand-in for lib/studies/recommend-policy.ts (helper d-sft, issue 18): today's SFT of the built-in
-// model on the movies-multi train rows, with the same exports and signatures, so the study runs until that
-// module is merged. At merge: point the import in recommend-study.ts at './recommend-policy.js' and delete this file.
+// model on the movies-multi train rows, with the same export and the result fields the study reads (policyDir,
+// taskOptions, checks), so the study runs until that module is merged. At merge: point the import in
+// recommend-study.ts at './recommend-policy.js' and delete this file.
 import { join } from 'node:path';
 import { demoPolicy, demoTokenizer } from '../cli/models.js';
 import { sftWithProgress } from '../cli/run-training.js';
@@ -8,7 +9,7 @@ import { TRAINER_DEFAULTS, type ConfigInput } from '../trainer/config.js';
 import { recommendExamples } from '../trainer/sft.js';
 import { moviesData } from '../trainer/tasks.js';
 import { RECOMMEND_SETTINGS } from './recommend-settings.js';
-import type { StudyContext, StudyScale } from './study.js';
+import type { StudyContext } from './study.js';
 
 const SFT = {
   quick: { vocabSize: 512, model: 'quick', sft: { steps: 40, batchSize: 16, learningRate: 5e-3, seed: 0 } },
@@ -16,13 +17,8 @@ const SFT = {
   full: { vocabSize: 1024, model: 'demo', sft: { steps: 3000, batchSize: 32, learningRate: 3e-3, seed: 0 } },
 } as const;
 
-/** Data and generation settings every RL arm must use with this policy (none beyond the study's own here). */
-export function recommendTaskOptions(_scale: StudyScale): ConfigInput {
-  return {};
-}
-
-/** Tokenizer, model and SFT into `<out>/sft/policy`; the checks are measured by the study's diagnostics. */
-export async function trainRecommendPolicy(ctx: StudyContext): Promise<{ policyDir: string; checks?: undefined }> {
+/** Tokenizer, model and SFT into `<out>/sft/policy`; no task options beyond the study's own, the checks left to its diagnostics. */
+export async function trainRecommendPolicy(ctx: StudyContext): Promise<{ policyDir: string; taskOptions: ConfigInput; checks?: undefined }> {
   const s = SFT[ctx.scale];
   const ranks = Number(RECOMMEND_SETTINGS[ctx.scale].arms.rewards?.ranks);
   const tokenizer = demoTokenizer(s.vocabSize, TRAINER_DEFAULTS.data, ranks);
@@ -30,5 +26,5 @@ export async function trainRecommendPolicy(ctx: StudyContext): Promise<{ policyD
   const examples = recommendExamples(moviesData(''), ranks);
   await sftWithProgress(ctx.reporter, `SFT (${examples.length} examples)`, policy, examples, s.sft, join(ctx.out, 'sft'));
   policy.dispose();
-  return { policyDir: join(ctx.out, 'sft', 'policy') };
+  return { policyDir: join(ctx.out, 'sft', 'policy'), taskOptions: {} };
 }

@@ -17,8 +17,8 @@ import { moviesData } from '../trainer/tasks.js';
 import { mechanismDiagnostics, type MechanismDiagnostics } from './recommend-diagnostics.js';
 import { studyFigures } from './recommend-figures.js';
 import { recommendMarkdown } from './recommend-markdown.js';
-// TEMPORARY: d-sft's lib/studies/recommend-policy.ts replaces this import at merge (same exports).
-import { recommendTaskOptions, trainRecommendPolicy } from './recommend-policy-fallback.js';
+// TEMPORARY: d-sft's lib/studies/recommend-policy.ts replaces this import at merge (same export and result fields).
+import { trainRecommendPolicy } from './recommend-policy-fallback.js';
 import { pooledResults, seedResult } from './recommend-results.js';
 import { RECOMMEND_SETTINGS } from './recommend-settings.js';
 import type { RecommendSummary } from './recommend-summary.js';
@@ -84,8 +84,9 @@ async function writeStudyReport(ctx: StudyContext, markdown: string, diagnostics
 
 export async function runRecommendStudy(ctx: StudyContext): Promise<StudyResult<RecommendSummary>> {
   const s = RECOMMEND_SETTINGS[ctx.scale];
-  const configFor: ConfigFor = (layer, seed) => resolveConfig(s.arms, recommendTaskOptions(ctx.scale), layer, ctx.overrides, { seed, device: ctx.device });
   const policy = await trainRecommendPolicy(ctx);
+  // the policy's task options (its benchmark folder, K and generation) come after the study's sizes: the arms sample as the SFT taught
+  const configFor: ConfigFor = (layer, seed) => resolveConfig(s.arms, policy.taskOptions, layer, ctx.overrides, { seed, device: ctx.device });
   const base = configFor({ recipe: 'rank-grpo' }, ctx.seeds[0]);
   const data = moviesData(base.data.moviesDir);
   const diagnostics = await diagnose(ctx, policy.policyDir, base, data);
