@@ -44,6 +44,23 @@ describe('PromptSampler', () => {
     expect(Math.max(...partial) - Math.min(...partial)).toBeLessThanOrEqual(1);
   });
 
+  it('requestRespondent: every request once per epoch, and each draw names one of its respondents uniformly (χ² within the 99.9% bound)', () => {
+    const sampler = new PromptSampler(counts, { unit: 'requestRespondent', batchSize: counts.length, seed: 11 });
+    const epochs = 1200;
+    // drawn [requests][respondents]: how often each respondent of each request was drawn
+    const drawn = counts.map((c) => new Float64Array(c));
+    for (let e = 0; e < epochs; e++) {
+      const batch = sampler.batch(e);
+      expect(new Set(batch.map((p) => p.request)).size).toBe(counts.length);
+      for (const p of batch) drawn[p.request][p.respondent]++; // out of range would throw on undefined++ → NaN below
+    }
+    const freedom = counts.reduce((n, c) => n + c - 1, 0); // 167
+    const chi2 = drawn.reduce((sum, row) => sum + row.reduce((s, n) => s + (n - epochs / row.length) ** 2 / (epochs / row.length), 0), 0);
+    expect(drawn.every((row) => row.reduce((a, b) => a + b, 0) === epochs)).toBe(true);
+    expect(chi2).toBeLessThan(freedom + 3.09 * Math.sqrt(2 * freedom)); // normal approximation of χ²(167) at p = 0.001: 223
+    expect(new PromptSampler(counts, { unit: 'requestRespondent', batchSize: counts.length, seed: 11 }).batch(7)).toEqual(sampler.batch(7));
+  });
+
   it('is deterministic and random-access: batch b is the same with or without batches before it', () => {
     const a = new PromptSampler(counts, { unit: 'rows', seed: 5 });
     const b = new PromptSampler(counts, { unit: 'rows', seed: 5 });

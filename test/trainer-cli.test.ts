@@ -21,7 +21,7 @@ describe('grpo --help', () => {
   it('lists every subcommand; each one has its own help', async () => {
     const io = capture();
     expect(await main(['--help'])).toBe(0);
-    for (const name of ['sft', 'train', 'eval', 'compare', 'report', 'data', 'bench', 'demo']) expect(io.out()).toContain(`  ${name} `);
+    for (const name of ['sft', 'train', 'eval', 'compare', 'report', 'data', 'bench', 'demo', 'reproduce']) expect(io.out()).toContain(`  ${name} `);
     for (const c of COMMANDS) {
       expect(await main([c.name, '--help'])).toBe(0);
       expect(io.out()).toContain(`Usage: ${c.usage.split(' ').slice(0, 2).join(' ')}`);

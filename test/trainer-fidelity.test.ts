@@ -95,7 +95,7 @@ it('a rollout temperature of 0 is refused by the config (log-probs are scored at
 
 describe('recipes reproduce their preset whole', () => {
   const expected = {
-    'rank-grpo': presets.rankGrpo, remark: presets.remark, 'remark-mean': presets.remark, ccr: presets.trl, grpo: presets.trl,
+    'rank-grpo': presets.rankGrpo, 'rank-grpo-requests': presets.rankGrpo, remark: presets.remark, 'remark-mean': presets.remark, ccr: presets.trl, grpo: presets.trl,
   } as const;
   for (const recipe of RECIPE_NAMES) {
     it(`${recipe}: advantages, loss and token advantages are ${expected[recipe].reproduces.split(':')[0]}'s`, () => {

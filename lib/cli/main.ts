@@ -10,18 +10,19 @@ import { compareCommand, reportCommand } from './commands/compare.js';
 import { dataCommand } from './commands/data.js';
 import { demoCommand } from './commands/demo.js';
 import { evalCommand } from './commands/eval.js';
+import { reproduceCommand } from './commands/reproduce.js';
 import { sftCommand } from './commands/sft.js';
 import { trainCommand } from './commands/train.js';
 import { createReporter } from './progress.js';
 
-export const COMMANDS: readonly Command[] = [sftCommand, trainCommand, evalCommand, compareCommand, reportCommand, dataCommand, benchCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [sftCommand, trainCommand, evalCommand, compareCommand, reportCommand, dataCommand, benchCommand, demoCommand, reproduceCommand];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return [
     'Usage: grpo <command> [options]      (grpo <command> --help for its options)',
     '',
-    'GRPO-family RL for language models with native kernels: SFT, the rank-grpo / remark / remark-mean / ccr / grpo',
+    'GRPO-family RL for language models with native kernels: SFT, the rank-grpo / rank-grpo-requests / remark / remark-mean / ccr / grpo',
     'recipes, evaluation with bootstrap intervals, reports. Start with: grpo demo',
     '',
     'Commands:',

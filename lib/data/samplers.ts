@@ -2,19 +2,22 @@ import { GrpoError } from '../errors.js';
 import * as opt from '../options/schema.js';
 import { checkOptions } from '../options/schema.js';
 import { integer } from '../validate.js';
-import { mixSeed, mulberry32, shuffleInPlace } from './rng.js';
+import { mixSeed, mulberry32, randomInt, shuffleInPlace } from './rng.js';
 
 /**
  * What one draw is.
  * - `"rows"` (Rank-GRPO): every (request, respondent) pair is one unit, so a request with r respondents
  *   is drawn r times per epoch; train with `target: "respondent"` and the drawn respondent.
  * - `"requests"` (ReMaRk): every request is one unit, drawn once per epoch; train with `"union"`/`"mean"`.
+ * - `"requestRespondent"` (the ablation that isolates the sampling change): requests as `"requests"`, each draw
+ *   with one of the request's respondents chosen uniformly (seeded by (seed, epoch, request)); train with `"respondent"`.
  */
-export type SamplerUnit = 'rows' | 'requests';
+export type SamplerUnit = 'rows' | 'requests' | 'requestRespondent';
 
 export const SAMPLER_OPTIONS = {
-  unit: opt.choice(['rows', 'requests'] as const, 'requests', 'What one draw is: `"rows"` (Rank-GRPO: every (request, respondent) pair, '
-    + 'so a request with r respondents is drawn r times per epoch) or `"requests"` (ReMaRk: every request once per epoch).'),
+  unit: opt.choice(['rows', 'requests', 'requestRespondent'] as const, 'requests', 'What one draw is: `"rows"` (Rank-GRPO: every (request, respondent) pair, '
+    + 'so a request with r respondents is drawn r times per epoch), `"requests"` (ReMaRk: every request once per epoch) or `"requestRespondent"` '
+    + '(every request once per epoch with one of its respondents drawn uniformly).'),
   batchSize: opt.integer(48, 'Prompts per batch, G.', 1),
   seed: opt.integer(0, 'Seed of the epoch permutations.', 0, 2 ** 53 - 1),
 };
@@ -28,7 +31,7 @@ export const SAMPLER_DEFAULTS = opt.defaultsOf(SAMPLER_OPTIONS);
 export interface SampledPrompt {
   /** index of the request */
   request: number;
-  /** index of the respondent for `"rows"`, −1 for `"requests"` */
+  /** index of the respondent for `"rows"` and `"requestRespondent"`, −1 for `"requests"` */
   respondent: number;
   /** epoch the draw belongs to */
   epoch: number;
@@ -47,6 +50,8 @@ export class PromptSampler {
   // units [unitsPerEpoch]: request index and respondent index (−1 for "requests") of each unit
   readonly #requestOf: Int32Array;
   readonly #respondentOf: Int32Array;
+  // respondents [requests]: of each request, for the uniform draw of "requestRespondent"
+  readonly #respondentCounts: Int32Array;
   #epoch = -1;
   #order = new Int32Array(0);
 
@@ -67,6 +72,7 @@ export class PromptSampler {
         respondentOf.push(this.unit === 'rows' ? r : -1);
       }
     }
+    this.#respondentCounts = Int32Array.from(respondentCounts);
     this.#requestOf = Int32Array.from(requestOf);
     this.#respondentOf = Int32Array.from(respondentOf);
   }
@@ -86,6 +92,12 @@ export class PromptSampler {
     return this.#order;
   }
 
+  /** The unit's respondent; for `"requestRespondent"` a uniform draw keyed by (seed, epoch, request), so any batch recomputes alone. */
+  #respondentOfDraw(unit: number, request: number, epoch: number): number {
+    if (this.unit !== 'requestRespondent') return this.#respondentOf[unit];
+    return randomInt(mulberry32(mixSeed(this.seed, epoch, request, 1)), this.#respondentCounts[request]);
+  }
+
   /** Batch number `step` (0-based): G prompts. */
   batch(step: number): SampledPrompt[] {
     integer('step', step, 0);
@@ -93,7 +105,8 @@ export class PromptSampler {
     for (let draw = step * this.batchSize; draw < (step + 1) * this.batchSize; draw++) {
       const epoch = Math.floor(draw / this.unitsPerEpoch);
       const unit = this.#permutation(epoch)[draw % this.unitsPerEpoch];
-      prompts.push({ request: this.#requestOf[unit], respondent: this.#respondentOf[unit], epoch });
+      const request = this.#requestOf[unit];
+      prompts.push({ request, respondent: this.#respondentOfDraw(unit, request, epoch), epoch });
     }
     return prompts;
   }

@@ -11,7 +11,7 @@ import { LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_OPTIONS } from '../options/toke
 import * as check from '../validate.js';
 import { checkMicroBatchLoss } from './micro-batch.js';
 
-export const RECIPE_NAMES = ['rank-grpo', 'remark', 'remark-mean', 'ccr', 'grpo'] as const;
+export const RECIPE_NAMES = ['rank-grpo', 'remark', 'remark-mean', 'rank-grpo-requests', 'ccr', 'grpo'] as const;
 export type RecipeName = (typeof RECIPE_NAMES)[number];
 
 const GENERATION_OPTIONS = {
@@ -77,7 +77,7 @@ const LOSS_LAYER: Field<PolicyLossOptions> = {
 
 /** Everything a run needs besides its policy. Paper-scale defaults (ReMaRk / Rank-GRPO: G 48 × S 8, K 20, validation every 250 up to 2,000 steps). */
 export const TRAINER_OPTIONS = {
-  recipe: choice(RECIPE_NAMES, 'remark', 'One of the five recipes (docs/trainer.md).'),
+  recipe: choice(RECIPE_NAMES, 'remark', 'One of the six recipes (docs/trainer.md).'),
   seed: integer(0, 'Seeds the sampler, the generation and the evaluation draws.', 0),
   device: choice(DEVICES, 'cpu', 'Where the command line creates and loads the built-in policy: `"cpu"`, `"cuda"` or `"auto"` (CUDA '
     + 'when available). `train()` refuses a policy on another device than this one names. The default stays `"cpu"` because the GPU '

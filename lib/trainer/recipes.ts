@@ -1,4 +1,4 @@
-// The five recipes: presets over the trainer defaults that a user overrides field by field.
+// The six recipes: presets over the trainer defaults that a user overrides field by field.
 import { GrpoError } from '../errors.js';
 import type { SamplerUnit } from '../data/samplers.js';
 import type { NormalizeOptions } from '../kernels/advantage.js';
@@ -70,6 +70,10 @@ export const RECIPES: Readonly<Record<RecipeName, Recipe>> = Object.freeze({
   'rank-grpo': {
     name: 'rank-grpo', task: 'recommend', unit: 'rows', target: 'respondent', defaults: recommend(presets.rankGrpo, 0),
     reproduces: 'Rank-GRPO: rows sampled uniformly (requests weighted by their respondent count), rewards from the drawn respondent, rank-wise advantages, item-level ratios',
+  },
+  'rank-grpo-requests': {
+    name: 'rank-grpo-requests', task: 'recommend', unit: 'requestRespondent', target: 'respondent', defaults: recommend(presets.rankGrpo, 0),
+    reproduces: 'ReMaRk\'s sampling ablation: requests sampled uniformly, rewards from one respondent drawn uniformly per draw, otherwise Rank-GRPO (isolates the sampling change)',
   },
   remark: {
     name: 'remark', task: 'recommend', unit: 'requests', target: 'union', defaults: recommend(presets.remark, 1),

@@ -1,0 +1,48 @@
+// Sizes of the recommendation study per scale: the RL arms' shared trainer options, and the mechanism
+// diagnostics (validation requests × sampled lists of the SFT policy). Any trainer option can still be
+// raised from the command line (StudyContext.overrides), e.g. --steps 500 --groups 48 --candidates 8.
+// full: 5 arms × 3 seeds = 15 runs in ≤ ~45 minutes on 2 cores (extrapolated from the demo's tokens per step and
+// step times, not yet measured at that size): G 8 × S 8 lists of K = 20 is about 8× the demo's completion tokens per step.
+import type { ConfigInput } from '../trainer/config.js';
+import type { StudyScale } from './study.js';
+
+export interface RecommendSettings {
+  /** Shared by every arm (same steps, seed and starting checkpoint); the arm adds its recipe. */
+  arms: ConfigInput;
+  /** The rank-grpo scalings run as separate arms; the baseline is the better by validation (full scale only). */
+  baselineScalings: ReadonlyArray<'group' | 'batch'>;
+  /** Validation requests whose sampled lists the diagnostics score (the first ones of the split). */
+  diagnosticRequests: number;
+  /** Lists sampled per diagnostic request (S of the diagnostics). */
+  diagnosticLists: number;
+}
+
+/** The arms validate at fixed intervals and select on row Recall@K (the papers' R@20; K is the scale's). */
+const validation = (every: number, prompts: number) => ({ every, prompts, patience: 0, metric: 'rowRecall' }) as ConfigInput['validation'];
+
+export const RECOMMEND_SETTINGS: Readonly<Record<StudyScale, RecommendSettings>> = Object.freeze({
+  quick: {
+    arms: {
+      steps: 6, groups: 4, candidates: 4, learningRate: 2e-4, checkpointEvery: 3, testPrompts: 40,
+      rewards: { ranks: 5 } as ConfigInput['rewards'], generation: { maxNewTokens: 72, temperature: 1 } as ConfigInput['generation'],
+      validation: validation(3, 20),
+    },
+    baselineScalings: ['group'], diagnosticRequests: 20, diagnosticLists: 4,
+  },
+  demo: {
+    arms: {
+      steps: 60, groups: 8, candidates: 4, learningRate: 2e-4, checkpointEvery: 20, testPrompts: 0,
+      rewards: { ranks: 5 } as ConfigInput['rewards'], generation: { maxNewTokens: 72, temperature: 1 } as ConfigInput['generation'],
+      validation: validation(15, 100),
+    },
+    baselineScalings: ['group'], diagnosticRequests: 100, diagnosticLists: 8,
+  },
+  full: {
+    arms: {
+      steps: 100, groups: 8, candidates: 8, learningRate: 2e-4, checkpointEvery: 20, testPrompts: 0,
+      rewards: { ranks: 20 } as ConfigInput['rewards'], generation: { maxNewTokens: 200, temperature: 1 } as ConfigInput['generation'],
+      validation: validation(20, 100),
+    },
+    baselineScalings: ['group', 'batch'], diagnosticRequests: 200, diagnosticLists: 8,
+  },
+});
