@@ -6,7 +6,7 @@ import type { Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import { getThreads } from '../runtime.js';
 // TEMPORARY: d-ccr's lib/studies/ccr-study.ts replaces this import at merge (same export).
-import { runCcrStudy } from '../studies/ccr-study-fallback.js';
+import { runCcrStudy } from '../studies/ccr-study.js';
 import { runRecommendStudy } from '../studies/recommend-study.js';
 import type { StudyContext, StudyScale } from '../studies/study.js';
 import { writeSummary } from '../studies/summary.js';

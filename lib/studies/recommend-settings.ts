@@ -1,8 +1,9 @@
 // Sizes of the recommendation study per scale: the RL arms' shared trainer options, and the mechanism
 // diagnostics (validation requests × sampled lists of the SFT policy). Any trainer option can still be
 // raised from the command line (StudyContext.overrides), e.g. --steps 500 --groups 48 --candidates 8.
-// full: 5 arms × 3 seeds = 15 runs in ≤ ~45 minutes on 2 cores (extrapolated from the demo's tokens per step and
-// step times, not yet measured at that size): G 8 × S 8 lists of K = 20 is about 8× the demo's completion tokens per step.
+// K and the generation settings are not here: they come with the starting policy (recommend-policy.ts), whose
+// SFT lists average 3.2 films, so K = 5 at every scale (at K = 20 ranks 6-20 would almost never be reached).
+// full: 5 arms × 3 seeds = 15 runs of G 8 × S 8, twice the demo's lists per step and 200 steps each.
 import type { ConfigInput } from '../trainer/config.js';
 import type { StudyScale } from './study.js';
 
@@ -24,7 +25,6 @@ export const RECOMMEND_SETTINGS: Readonly<Record<StudyScale, RecommendSettings>>
   quick: {
     arms: {
       steps: 6, groups: 4, candidates: 4, learningRate: 2e-4, checkpointEvery: 3, testPrompts: 40,
-      rewards: { ranks: 5 } as ConfigInput['rewards'], generation: { maxNewTokens: 72, temperature: 1 } as ConfigInput['generation'],
       validation: validation(3, 20),
     },
     baselineScalings: ['group'], diagnosticRequests: 20, diagnosticLists: 4,
@@ -32,15 +32,13 @@ export const RECOMMEND_SETTINGS: Readonly<Record<StudyScale, RecommendSettings>>
   demo: {
     arms: {
       steps: 60, groups: 8, candidates: 4, learningRate: 2e-4, checkpointEvery: 20, testPrompts: 0,
-      rewards: { ranks: 5 } as ConfigInput['rewards'], generation: { maxNewTokens: 72, temperature: 1 } as ConfigInput['generation'],
       validation: validation(15, 100),
     },
     baselineScalings: ['group'], diagnosticRequests: 100, diagnosticLists: 8,
   },
   full: {
     arms: {
-      steps: 100, groups: 8, candidates: 8, learningRate: 2e-4, checkpointEvery: 20, testPrompts: 0,
-      rewards: { ranks: 20 } as ConfigInput['rewards'], generation: { maxNewTokens: 200, temperature: 1 } as ConfigInput['generation'],
+      steps: 200, groups: 8, candidates: 8, learningRate: 2e-4, checkpointEvery: 20, testPrompts: 0,
       validation: validation(20, 100),
     },
     baselineScalings: ['group', 'batch'], diagnosticRequests: 200, diagnosticLists: 8,

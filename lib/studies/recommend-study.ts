@@ -18,7 +18,7 @@ import { mechanismDiagnostics, type MechanismDiagnostics } from './recommend-dia
 import { studyFigures } from './recommend-figures.js';
 import { recommendMarkdown } from './recommend-markdown.js';
 // TEMPORARY: d-sft's lib/studies/recommend-policy.ts replaces this import at merge (same export and result fields).
-import { trainRecommendPolicy } from './recommend-policy-fallback.js';
+import { trainRecommendPolicy } from './recommend-policy.js';
 import { pooledResults, seedResult } from './recommend-results.js';
 import { RECOMMEND_SETTINGS } from './recommend-settings.js';
 import type { RecommendSummary } from './recommend-summary.js';
