@@ -91,6 +91,21 @@ describe('SFT prompts through the chat template', () => {
     expect(chatml.decode(rlIds)).toBe(turn('system', system) + turn('user', recommendPrompt(movies.train[0].request, 5)) + ASSISTANT);
   });
 
+  it('a Qwen3-shaped template: with thinking off the think block is in the prompt, otherwise the reply trains an empty one', () => {
+    // Qwen3's branches reduced to the two that matter here: the last assistant turn is written with a <think> block,
+    // and the generation prompt closes an empty one only for enable_thinking false.
+    const { tokenizer: json, config } = chatml.toJson();
+    const qwen3Like = new Tokenizer(json, { ...config, chat_template: "{%- for m in messages %}{%- if m.role == 'assistant' %}"
+      + "{{- '<|im_start|>assistant\\n<think>\\n\\n</think>\\n\\n' + m.content + '<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}"
+      + "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}" });
+    const e = examples[0];
+    const off = sftEncoder(qwen3Like, prompt({ thinking: 'off' }), 512)(e);
+    expect(qwen3Like.decode(off.prompt)).toBe(turn('user', e.prompt) + ASSISTANT + '<think>\n\n</think>\n\n');
+    expect(qwen3Like.decode(off.completion)).toBe(e.target + END_OF_TURN);
+    const thinking = sftEncoder(qwen3Like, prompt(), 512)(e);
+    expect(qwen3Like.decode(thinking.completion)).toBe('<think>\n\n</think>\n\n' + e.target + END_OF_TURN);
+  });
+
   it('a template whose reply does not follow its generation prompt is refused', () => {
     const { tokenizer: json, config } = chatml.toJson();
     const odd = new Tokenizer(json, { ...config, chat_template: '{% if add_generation_prompt %}A:{% endif %}{% for m in messages %}{{ m.content }}{% endfor %}' });
