@@ -17,5 +17,5 @@ export { RUN_FILES, RunDir, type TrainerState } from './run-dir.js';
 export { train, type PolicyLoader, type TrainerEvent, type TrainOptions, type TrainResult } from './train.js';
 export { resume, type ResumeOptions } from './resume.js';
 export { stopOnSignals, type StopFlag } from './signals.js';
-export { arithmeticExamples, recommendExamples, sft, SFT_DEFAULTS, SFT_OPTIONS, type SftExample, type SftOptions, type SftRecord } from './sft.js';
+export { arithmeticExamples, recommendExamples, sft, SFT_DEFAULTS, SFT_OPTIONS, sftOptions, type SftConfig, type SftExample, type SftOptions, type SftRecord } from './sft.js';
 export { compareRuns, reportRun, writeRunReport, REPORT_TRACES, type TestFile } from './run-report.js';

@@ -30,10 +30,13 @@ export const SFT_OPTIONS = {
 /** What a caller of {@link sft} writes: any option, and any of the prompt options. */
 export type SftOptions = Omit<OptionsOf<typeof SFT_OPTIONS>, 'prompt'> & { prompt?: Partial<PromptConfig> };
 
-export const SFT_DEFAULTS: Readonly<ValuesOf<typeof SFT_OPTIONS>> = defaultsOf(SFT_OPTIONS);
+/** Every option of {@link sft}, resolved. */
+export type SftConfig = ValuesOf<typeof SFT_OPTIONS>;
+
+export const SFT_DEFAULTS: Readonly<SftConfig> = defaultsOf(SFT_OPTIONS);
 
 /** The options checked and merged over the defaults (errors name `sft options`). */
-export function sftOptions(options: SftOptions = {}): ValuesOf<typeof SFT_OPTIONS> {
+export function sftOptions(options: SftOptions = {}): SftConfig {
   return checkOptions(SFT_OPTIONS, plainNaming('sft options'), options, SFT_DEFAULTS);
 }
 
@@ -51,7 +54,7 @@ export function arithmeticExamples(data: DataConfig, packings: readonly number[]
   })));
 }
 
-function learningRateAt(o: ValuesOf<typeof SFT_OPTIONS>, step: number): number {
+function learningRateAt(o: SftConfig, step: number): number {
   const warmup = Math.max(1, Math.round(0.05 * o.steps));
   if (step < warmup) return (o.learningRate * (step + 1)) / warmup;
   const progress = (step - warmup) / Math.max(1, o.steps - warmup);
