@@ -15,6 +15,7 @@ import { RANK_REWARD_OPTIONS } from './rewards/recommend.js';
 import { VERIFY_OPTIONS } from './rewards/verify/index.js';
 import { RECIPES } from './trainer/recipes.js';
 import { TRAINER_OPTIONS } from './trainer/config.js';
+import { SFT_OPTIONS } from './trainer/sft.js';
 import { GROUP_ADVANTAGE_OPTIONS } from './options/advantages.js';
 import { MATMUL_OPTIONS } from './options/gemm.js';
 import { PROMPT_OPTIONS } from './options/prompt.js';
@@ -37,7 +38,7 @@ export const OPTION_TABLES: Readonly<Record<string, Schema>> = {
   verify: VERIFY_OPTIONS, ccrReward: CCR_REWARD_OPTIONS, packProblems: CCR_PACK_OPTIONS, packGroups: PACK_GROUPS_OPTIONS,
   rankRewards: RANK_REWARD_OPTIONS, sampler: SAMPLER_OPTIONS, trainer: TRAINER_OPTIONS, klLoss: KL_LOSS_OPTIONS,
   moviesMulti: MOVIES_MULTI_OPTIONS, evaluation: REC_EVAL_OPTIONS, generate: GENERATE_STOP_OPTIONS, optimizer: OPTIMIZER_OPTIONS,
-  builtinPolicy: BUILTIN_OPTIONS, trainBpe: BPE_TRAIN_OPTIONS, report: REPORT_OPTIONS, prompt: PROMPT_OPTIONS,
+  builtinPolicy: BUILTIN_OPTIONS, trainBpe: BPE_TRAIN_OPTIONS, report: REPORT_OPTIONS, prompt: PROMPT_OPTIONS, sft: SFT_OPTIONS,
 };
 
 /** The trainer's defaults are shown with the recipes that change them. */

@@ -49,6 +49,10 @@ describe('user mistakes', () => {
     [['train', '--steps'], /Flag --steps needs a value/],
     [['sft', '--out', dir, '--bogus', '1'], /Unknown flag --bogus; accepted: --out/],
     [['sft', '--out', dir, '--data', 'books'], /--data: unknown dataset "books"/],
+    // grpo sft takes the prompt options of the trainer config as flags, and no other trainer option
+    [['sft', '--out', dir, '--groups', '3'], /Unknown flag --groups; accepted: --out, .*--prompt.<option>/],
+    [['sft', '--out', dir, '--prompt.sytem', 'x'], /Option "sytem" of sft options prompt is unknown; did you mean "system"\?/],
+    [['sft', '--out', dir, '--prompt.thinking', 'maybe'], /Expected prompt.thinking to be one of "template", "on", "off" but received "maybe"/],
     [['eval', '--split', 'train'], /--split: expected test or validation/],
     [['compare', join(dir, 'a')], /compare needs at least two run directories/],
     [['report', join(dir, 'nothing')], /Cannot read .*config.json: ENOENT/],

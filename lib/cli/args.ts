@@ -22,9 +22,9 @@ export interface ParsedArgs {
 
 /**
  * Parses `argv` (after the subcommand). Flags in `known` are kept as strings; any other `--a.b` flag is
- * a config override when `acceptsConfig`, else an error naming the accepted flags.
+ * a config override when `acceptsConfig` is true or lists `a`, else an error naming the accepted flags.
  */
-export function parseArgs(argv: readonly string[], known: readonly FlagSpec[], acceptsConfig: boolean): ParsedArgs {
+export function parseArgs(argv: readonly string[], known: readonly FlagSpec[], acceptsConfig: boolean | readonly string[]): ParsedArgs {
   const out: ParsedArgs = { positionals: [], flags: new Map(), overrides: {}, help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -45,10 +45,15 @@ export function parseArgs(argv: readonly string[], known: readonly FlagSpec[], a
     const value = inline ?? argv[++i];
     if (value === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --${name} needs a value`);
     if (spec) out.flags.set(name, value);
-    else if (acceptsConfig) setPath(out.overrides, name, value);
-    else throw new GrpoError('GRPO_INVALID_ARGUMENT', `Unknown flag --${name}; accepted: ${known.map((f) => `--${f.name}`).join(', ') || 'none'}`);
+    else if (acceptsConfig === true || (acceptsConfig !== false && acceptsConfig.includes(name.split('.')[0]))) setPath(out.overrides, name, value);
+    else throw new GrpoError('GRPO_INVALID_ARGUMENT', `Unknown flag --${name}; accepted: ${acceptedFlags(known, acceptsConfig) || 'none'}`);
   }
   return out;
+}
+
+function acceptedFlags(known: readonly FlagSpec[], acceptsConfig: boolean | readonly string[]): string {
+  const options = typeof acceptsConfig === 'boolean' ? [] : acceptsConfig.map((name) => `--${name}.<option>`);
+  return [...known.map((f) => `--${f.name}`), ...options].join(', ');
 }
 
 function splitFlag(text: string): [string, string | undefined] {
@@ -78,10 +83,10 @@ export function deviceFlag(args: ParsedArgs): Device | undefined {
   throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --device: expected one of ${DEVICES.join(', ')} but received "${text}"`);
 }
 
-/** Help text of a subcommand: usage, description, flags. */
-export function helpText(usage: string, description: string, flags: readonly FlagSpec[], configNote = false): string {
+/** Help text of a subcommand: usage, description, flags, and the note on option flags (true: the trainer's). */
+export function helpText(usage: string, description: string, flags: readonly FlagSpec[], configNote: boolean | string = false): string {
   const width = Math.max(0, ...flags.map((f) => f.name.length + (f.boolean ? 0 : 8)));
   const lines = flags.map((f) => `  --${(f.name + (f.boolean ? '' : ' <value>')).padEnd(width)}  ${f.help}`);
-  const config = configNote ? ['', 'Any trainer option can be set as a flag: --steps 100, --generation.maxNewTokens 96, --loss.beta 0', '(see docs/trainer.md; flags override --config).'] : [];
+  const config = typeof configNote === 'string' ? ['', configNote] : configNote ? ['', 'Any trainer option can be set as a flag: --steps 100, --generation.maxNewTokens 96, --loss.beta 0', '(see docs/trainer.md; flags override --config).'] : [];
   return [`Usage: ${usage}`, '', description, '', 'Options:', ...lines, '  --help'.padEnd(width + 4) + '  show this help', ...config].join('\n');
 }

@@ -11,8 +11,10 @@ export interface Command {
   usage: string;
   description: string;
   flags: readonly FlagSpec[];
-  /** Whether unknown `--a.b value` flags are trainer config overrides. */
-  acceptsConfig: boolean;
+  /** Whether unknown `--a.b value` flags are trainer config overrides: all of them, or those under the listed names. */
+  acceptsConfig: boolean | readonly string[];
+  /** The help note on those flags when they are not the trainer's options. */
+  configHelp?: string;
   run(args: ParsedArgs, reporter: Reporter): Promise<void>;
 }
 

@@ -51,7 +51,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (!command) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Unknown command "${name}"; expected one of ${COMMANDS.map((c) => c.name).join(', ')}`);
     const args = parseArgs(rest.filter((a) => a !== '--quiet'), command.flags, command.acceptsConfig);
     if (args.help) {
-      reporter.line(helpText(command.usage, command.description, command.flags, command.acceptsConfig));
+      reporter.line(helpText(command.usage, command.description, command.flags, command.configHelp ?? command.acceptsConfig === true));
       return 0;
     }
     await command.run(args, reporter);

@@ -4,7 +4,7 @@ import type { Policy } from '../policy/policy.js';
 import type { ConfigInput, TrainerConfig, ValidationConfig } from '../trainer/config.js';
 import { resume, resumeConfig } from '../trainer/resume.js';
 import { RunDir } from '../trainer/run-dir.js';
-import { sft, type SftExample, type SftOptions } from '../trainer/sft.js';
+import { sft, SFT_DEFAULTS, type SftExample, type SftOptions } from '../trainer/sft.js';
 import { signalExitCode, stopOnSignals, StoppedBySignal, type StopFlag } from '../trainer/signals.js';
 import { train, type TrainerEvent, type TrainResult } from '../trainer/train.js';
 import { validatesAt } from '../trainer/validation.js';
@@ -83,7 +83,7 @@ export async function sftWithProgress(
 ): Promise<void> {
   const stop: StopFlag = { requested: false };
   const release = stopOnSignals(stop, (m) => reporter.line(m));
-  const phase = reporter.phase(label, options.steps, 'steps');
+  const phase = reporter.phase(label, options.steps ?? SFT_DEFAULTS.steps, 'steps');
   let loss = NaN;
   try {
     await sft(policy, examples, options, { out, stop, onStep: (r) => phase.update(r.step, `loss ${fmt((loss = r.loss))}`) });

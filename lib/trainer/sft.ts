@@ -1,37 +1,43 @@
 // Supervised fine-tuning before RL: (prompt, target) pairs from the bundled data in the exact prompt
-// formats the recipes use, seeded epoch batches, cross-entropy on completion tokens (sftLoss).
+// formats the recipes use, rendered through the policy's chat template as RL renders them (sft-encode.ts),
+// seeded epoch batches, cross-entropy on completion tokens (sftLoss).
 import { appendFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packGroups } from '../data/math.js';
 import { PromptSampler } from '../data/samplers.js';
 import { GrpoError } from '../errors.js';
+import { PROMPT_OPTIONS } from '../options/prompt.js';
+import { checkOptions, defaultsOf, integer, nested, number, plainNaming, POSITIVE, type OptionsOf, type ValuesOf } from '../options/schema.js';
 import { policyStep, sftLoss, type Policy } from '../policy/policy.js';
-import type { Tokenizer } from '../policy/tokenizer.js';
 import { ccrReferenceCompletion, packProblems } from '../rewards/ccr.js';
-import type { DataConfig } from './config.js';
-import { encodePrompt } from './rollout.js';
+import type { DataConfig, PromptConfig } from './config.js';
 import { writeJsonAtomic } from './run-dir.js';
+import { sftEncoder, type SftExample } from './sft-encode.js';
 import { arithmeticData } from './task-ccr.js';
 import { recommendPrompt, recommendTarget, type MoviesData } from './task-recommend.js';
 
+export type { SftExample } from './sft-encode.js';
+
 /** Options of {@link sft}. */
-export interface SftOptions {
-  /** Optimizer steps. @defaultValue 600 */
-  steps: number;
-  /** Sequences per step. @defaultValue 32 */
-  batchSize: number;
-  /** Peak learning rate (5% linear warmup, cosine decay to a tenth). @defaultValue 2e-3 */
-  learningRate: number;
-  /** Seed of the batch order. @defaultValue 0 */
-  seed: number;
-}
+export const SFT_OPTIONS = {
+  steps: integer(600, 'Optimizer steps.', 0),
+  batchSize: integer(32, 'Sequences per step.', 1),
+  learningRate: number(2e-3, 'Peak learning rate (5% linear warmup, cosine decay to a tenth).', POSITIVE),
+  seed: integer(0, 'Seed of the batch order.', 0),
+  prompt: nested(PROMPT_OPTIONS, 'How prompts reach the policy, as in the trainer config: SFT and RL prompts match (docs/trainer.md).'),
+};
 
-export const SFT_DEFAULTS: Readonly<SftOptions> = Object.freeze({ steps: 600, batchSize: 32, learningRate: 2e-3, seed: 0 });
+/** What a caller of {@link sft} writes: any option, and any of the prompt options. */
+export type SftOptions = Omit<OptionsOf<typeof SFT_OPTIONS>, 'prompt'> & { prompt?: Partial<PromptConfig> };
 
-/** One supervised example as text. */
-export interface SftExample {
-  prompt: string;
-  target: string;
+/** Every option of {@link sft}, resolved. */
+export type SftConfig = ValuesOf<typeof SFT_OPTIONS>;
+
+export const SFT_DEFAULTS: Readonly<SftConfig> = defaultsOf(SFT_OPTIONS);
+
+/** The options checked and merged over the defaults (errors name `sft options`). */
+export function sftOptions(options: SftOptions = {}): SftConfig {
+  return checkOptions(SFT_OPTIONS, plainNaming('sft options'), options, SFT_DEFAULTS);
 }
 
 /** Every (request, respondent) row of the train split as prompt → that respondent's list (at most `ranks` films). */
@@ -48,21 +54,7 @@ export function arithmeticExamples(data: DataConfig, packings: readonly number[]
   })));
 }
 
-interface Encoded {
-  prompt: Int32Array;
-  completion: Int32Array;
-}
-
-function encodeExample(tokenizer: Tokenizer, e: SftExample, maxPositions: number): Encoded {
-  if (tokenizer.eosTokenId === undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'SFT needs a tokenizer with an EOS token (targets end with it)');
-  const prompt = encodePrompt(tokenizer, e.prompt);
-  const target = tokenizer.encode(e.target).ids;
-  const room = Math.max(1, maxPositions - prompt.length);
-  const completion = Int32Array.from([...target.subarray(0, room - 1), tokenizer.eosTokenId]);
-  return { prompt, completion };
-}
-
-function learningRateAt(o: SftOptions, step: number): number {
+function learningRateAt(o: SftConfig, step: number): number {
   const warmup = Math.max(1, Math.round(0.05 * o.steps));
   if (step < warmup) return (o.learningRate * (step + 1)) / warmup;
   const progress = (step - warmup) / Math.max(1, o.steps - warmup);
@@ -83,14 +75,14 @@ export interface SftRecord {
  * given, writes one row per step to `out/metrics.jsonl`, then the policy to `out/policy` and a summary to `out/sft.json`.
  */
 export async function sft(
-  policy: Policy, examples: readonly SftExample[], options: Partial<SftOptions> = {},
+  policy: Policy, examples: readonly SftExample[], options: SftOptions = {},
   hooks: { onStep?: (r: SftRecord) => void | Promise<void>; out?: string; stop?: { requested: boolean } } = {},
 ): Promise<SftRecord[]> {
-  const o = { ...SFT_DEFAULTS, ...options };
+  const o = sftOptions(options);
   const tokenizer = policy.tokenizer;
   if (!tokenizer) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'SFT needs a policy with a tokenizer');
   if (examples.length === 0) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'SFT needs at least one example');
-  const encoded = examples.map((e) => encodeExample(tokenizer, e, policy.config.maxPositions));
+  const encoded = examples.map(sftEncoder(tokenizer, o.prompt, policy.config.maxPositions));
   const sampler = new PromptSampler(encoded.map(() => 1), { unit: 'requests', batchSize: o.batchSize, seed: o.seed });
   const records: SftRecord[] = [];
   if (hooks.out) {
