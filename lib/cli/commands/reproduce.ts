@@ -1,4 +1,4 @@
-// `grpo reproduce`: the full embedded studies (≥ 3 seeds, K 20 for the recommendation study), at most 90 minutes on
+// `grpo reproduce`: the full embedded studies (≥ 3 seeds; K 5 for the recommendation study, as its starting policy writes lists), at most 90 minutes on
 // 2 cores at the default flags; writes the same summary.json / summary.md / reports as `grpo demo`.
 import { TRAINER_DEFAULTS, type ConfigInput } from '../../trainer/config.js';
 import { DEVICE_FLAG, deviceFlag } from '../args.js';
@@ -14,7 +14,7 @@ export const reproduceCommand: Command = {
   usage: 'grpo reproduce [--out <dir>] [--seeds 0,1,2] [--steps <n>] [--quick] [--device cpu|cuda|auto] [--<trainer option> <value> ...]',
   description: 'Runs both embedded studies at full scale for every seed: the recommendation study (SFT, diagnostics on the same\n' +
     'rollouts, rank-grpo with group and with batch std — the better by validation is the baseline —, rank-grpo-requests, remark,\n' +
-    'remark-mean; K 20, selection on validation rowRecall; per-seed and pooled test results with 95% request-bootstrap intervals)\n' +
+    'remark-mean; K 5, selection on validation rowRecall; per-seed and pooled test results with 95% request-bootstrap intervals)\n' +
     'and the CCR study. Scale by flag: --seeds (comma-separated), --steps, --groups, --candidates, --rewards.ranks or any trainer\n' +
     'option (applied to every arm of both studies). Writes <out>/summary.json, <out>/summary.md and the reports.',
   flags: [
