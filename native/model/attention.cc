@@ -90,22 +90,36 @@ void forward_head(const AttnShape& s, const float* q, const Segment& seg, int64_
        out + seg.t0 * d.q_ld + h * s.head_dim, d.q_ld);
 }
 
+// P [len, keys] = exp(S − lse) in place: the softmax of forward from its log-sum-exp (lse_row[i · stride]).
+GRPO_CLONES GRPO_NO_CONTRACTION void probabilities(float* P, int64_t len, int64_t keys, const float* lse_row, int64_t stride) {
+  for (int64_t i = 0; i < len; ++i) {
+    const float l = lse_row[i * stride];
+    for (int64_t j = 0; j < keys; ++j) {
+      const float x = P[i * keys + j] - l;
+      P[i * keys + j] = simd::exp_nonpositive(simd::keep_if(!(x > 0.0f), x));  // min(x, 0) without a branch
+    }
+  }
+}
+
+// dS [len, keys] = P ⊙ (dP − rowsum(dO ⊙ O)) with dP in dS on entry; dout, out rows of head_dim at stride ld.
+GRPO_CLONES GRPO_NO_CONTRACTION void score_grads(const float* P, const float* dout, const float* out, int64_t len, int64_t keys, int64_t head_dim,
+                             int64_t ld, float* dS) {
+  for (int64_t i = 0; i < len; ++i) {
+    float dot = 0.0f;
+    for (int64_t e = 0; e < head_dim; ++e) dot += dout[i * ld + e] * out[i * ld + e];
+    for (int64_t j = 0; j < keys; ++j) dS[i * keys + j] = P[i * keys + j] * (dS[i * keys + j] - dot);
+  }
+}
+
 // P = softmax recomputed from lse; dS = P ⊙ (dP − rowsum(dO ⊙ O)); then dQ, dK, dV.
 void backward_head(const AttnShape& s, const float* q, const Segment& seg, int64_t h, const float* out, const float* lse,
                    const float* dout, float* P, float* dS, float* dq) {
   const Dims d = dims(s, seg);
   const int64_t g = h / d.group, qo = seg.t0 * d.q_ld + h * s.head_dim;
   scores(s, d, q, seg, h, P);
-  for (int64_t i = 0; i < seg.len; ++i) {
-    const float l = lse[(seg.t0 + i) * s.heads + h];
-    for (int64_t j = 0; j < d.keys; ++j) P[i * d.keys + j] = simd::exp_nonpositive(std::min(P[i * d.keys + j] - l, 0.0f));
-  }
+  probabilities(P, seg.len, d.keys, lse + seg.t0 * s.heads + h, s.heads);
   gemm(false, true, seg.len, d.keys, s.head_dim, 1.0f, dout + qo, d.q_ld, seg.v + g * s.head_dim, d.kv_ld, 0.0f, dS, d.keys);
-  for (int64_t i = 0; i < seg.len; ++i) {
-    float dot = 0.0f;
-    for (int64_t e = 0; e < s.head_dim; ++e) dot += dout[qo + i * d.q_ld + e] * out[qo + i * d.q_ld + e];
-    for (int64_t j = 0; j < d.keys; ++j) dS[i * d.keys + j] = P[i * d.keys + j] * (dS[i * d.keys + j] - dot);
-  }
+  score_grads(P, dout + qo, out + qo, seg.len, d.keys, s.head_dim, d.q_ld, dS);
   gemm(false, false, seg.len, s.head_dim, d.keys, d.scale, dS, d.keys, seg.k + g * s.head_dim, d.kv_ld, 0.0f, dq + qo, d.q_ld);
   gemm(true, false, d.keys, s.head_dim, seg.len, d.scale, dS, d.keys, q + qo, d.q_ld, 1.0f, seg.dk + g * s.head_dim, d.kv_ld);
   gemm(true, false, d.keys, s.head_dim, seg.len, 1.0f, P, d.keys, dout + qo, d.q_ld, 1.0f, seg.dv + g * s.head_dim, d.kv_ld);
