@@ -66,20 +66,22 @@ GRPO_CLONES void forward_row(const AttnShape& s, const Dims& d, const float* q, 
                              float* lse) {
   const int64_t hd = s.head_dim, keys = d.keys, tail = keys - keys % 4;
   const float* qt = q + seg.t0 * d.q_ld;
+  const auto k_row = [&](int64_t j, int64_t h) { return seg.k + j * d.kv_ld + (h / d.group) * hd; };
+  const auto v_row = [&](int64_t j, int64_t h) { return seg.v + j * d.kv_ld + (h / d.group) * hd; };
   for (int64_t j = 0; j < tail; j += 4)
-    for (int64_t h = 0; h < s.heads; ++h) vec::dot4(qt + h * hd, seg.k + j * d.kv_ld + (h / d.group) * hd, d.kv_ld, hd, S + h * keys + j);
+    for (int64_t h = 0; h < s.heads; ++h) vec::dot4(qt + h * hd, k_row(j, h), d.kv_ld, hd, S + h * keys + j);
   for (int64_t h = 0; h < s.heads; ++h) {
     float* Sh = S + h * keys;
-    for (int64_t j = tail; j < keys; ++j) Sh[j] = vec::dot(qt + h * hd, seg.k + j * d.kv_ld + (h / d.group) * hd, hd);
+    for (int64_t j = tail; j < keys; ++j) Sh[j] = vec::dot(qt + h * hd, k_row(j, h), hd);
     for (int64_t j = 0; j < keys; ++j) Sh[j] *= d.scale;
     softmax_rows(Sh, 1, keys, lse ? lse + seg.t0 * s.heads + h : nullptr, s.heads);
   }
   float* o = out + seg.t0 * d.q_ld;
   std::fill(o, o + d.q_ld, 0.0f);
   for (int64_t j = 0; j < tail; j += 4)
-    for (int64_t h = 0; h < s.heads; ++h) vec::axpy4(S + h * keys + j, seg.v + j * d.kv_ld + (h / d.group) * hd, d.kv_ld, hd, o + h * hd);
+    for (int64_t h = 0; h < s.heads; ++h) vec::axpy4(S + h * keys + j, v_row(j, h), d.kv_ld, hd, o + h * hd);
   for (int64_t j = tail; j < keys; ++j)
-    for (int64_t h = 0; h < s.heads; ++h) vec::axpy(S[h * keys + j], seg.v + j * d.kv_ld + (h / d.group) * hd, hd, o + h * hd);
+    for (int64_t h = 0; h < s.heads; ++h) vec::axpy(S[h * keys + j], v_row(j, h), hd, o + h * hd);
 }
 
 void forward_head(const AttnShape& s, const float* q, const Segment& seg, int64_t h, float* S, float* out, float* lse) {
@@ -91,7 +93,8 @@ void forward_head(const AttnShape& s, const float* q, const Segment& seg, int64_
 }
 
 // P [len, keys] = exp(S − lse) in place: the softmax of forward from its log-sum-exp (lse_row[i · stride]).
-GRPO_CLONES GRPO_NO_CONTRACTION void probabilities(float* P, int64_t len, int64_t keys, const float* lse_row, int64_t stride) {
+GRPO_CLONES GRPO_NO_CONTRACTION void probabilities(float* P, int64_t len, int64_t keys, const float* lse_row,
+                                                   int64_t stride) {
   for (int64_t i = 0; i < len; ++i) {
     const float l = lse_row[i * stride];
     for (int64_t j = 0; j < keys; ++j) {
@@ -102,8 +105,8 @@ GRPO_CLONES GRPO_NO_CONTRACTION void probabilities(float* P, int64_t len, int64_
 }
 
 // dS [len, keys] = P ⊙ (dP − rowsum(dO ⊙ O)) with dP in dS on entry; dout, out rows of head_dim at stride ld.
-GRPO_CLONES GRPO_NO_CONTRACTION void score_grads(const float* P, const float* dout, const float* out, int64_t len, int64_t keys, int64_t head_dim,
-                             int64_t ld, float* dS) {
+GRPO_CLONES GRPO_NO_CONTRACTION void score_grads(const float* P, const float* dout, const float* out, int64_t len,
+                                                 int64_t keys, int64_t head_dim, int64_t ld, float* dS) {
   for (int64_t i = 0; i < len; ++i) {
     float dot = 0.0f;
     for (int64_t e = 0; e < head_dim; ++e) dot += dout[i * ld + e] * out[i * ld + e];

@@ -87,7 +87,6 @@ void score_layout(Model& m, const int32_t* tokens, const TokenLayout& tl, const 
   if (entropy) scatter(head.rows, head_entropy.data(), tl.T, entropy);
 }
 
-
 }  // namespace
 
 Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rope(c.head_dim, c.rope_theta)) {

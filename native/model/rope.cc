@@ -20,8 +20,9 @@ RopeTable make_rope(int64_t head_dim, float theta) {
 namespace {
 
 // Rows [begin, end) of x rotated by the angles of table row row_of[t]: cos, sin [rows, half] each.
-GRPO_CLONES GRPO_NO_CONTRACTION void rotate_rows(const float* cos_t, const float* sin_t, const int64_t* row_of, int64_t begin, int64_t end,
-                             int64_t heads, int64_t half, float sign, float* x) {
+GRPO_CLONES GRPO_NO_CONTRACTION void rotate_rows(const float* cos_t, const float* sin_t, const int64_t* row_of,
+                                                 int64_t begin, int64_t end, int64_t heads, int64_t half, float sign,
+                                                 float* x) {
   for (int64_t t = begin; t < end; ++t) {
     const float *c = cos_t + row_of[t] * half, *s = sin_t + row_of[t] * half;
     for (int64_t h = 0; h < heads; ++h) {
