@@ -40,6 +40,10 @@ const hotLoops = [
   ['model', 'grpo::model::(anonymous namespace)::swiglu_backward('],
   ['model', 'grpo::model::(anonymous namespace)::softmax_row('],
   ['model', 'grpo::model::(anonymous namespace)::forward_row('],
+  ['model', 'grpo::model::(anonymous namespace)::probabilities('],
+  ['model', 'grpo::model::(anonymous namespace)::score_grads('],
+  ['model', 'grpo::model::(anonymous namespace)::rotate_rows('],
+  ['model', 'grpo::model::(anonymous namespace)::update_span('],
   ['roofline', 'grpo::(anonymous namespace)::sum_block('],
   ['roofline', 'grpo::(anonymous namespace)::fma_chains('],
 ];

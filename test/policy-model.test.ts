@@ -120,6 +120,21 @@ describe('training', () => {
     };
     expect(await run(2)).toEqual(await run(1));
   });
+
+  it('a batch of several scoring groups (about 4096 tokens each) gives every row the bits of scoring it alone', async () => {
+    const policy = BuiltinPolicy.create(tiny, { seed: 5 });
+    const lengths = Array.from({ length: 250 }, (_, i) => 21 + ((i * 17) % 43)); // 250 rows, 10,506 tokens
+    const batch = {
+      prompts: lengths.map((_, i) => randomInts(1 + (i % 5), 37, 100 + i)),
+      completions: lengths.map((len, i) => randomInts(len - 1 - (i % 5), 37, 400 + i)),
+    };
+    const together = await policy.score(batch);
+    for (let i = 0; i < lengths.length; i++) {
+      const alone = await policy.score({ prompts: [batch.prompts[i]], completions: [batch.completions[i]] });
+      expect(together.logp[i]).toEqual(alone.logp[0]);
+      expect(together.entropy[i]).toEqual(alone.entropy[0]);
+    }
+  });
 });
 
 describe('bad input', () => {

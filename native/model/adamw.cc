@@ -1,3 +1,8 @@
+// Built with -fno-math-errno (CMakeLists.txt): the sqrtf of adamw_update is then the vector square root, correctly
+// rounded like the scalar one. No contraction into FMAs: the update keeps the bits of the rule as written (the
+// pragma comes before the includes so that the rule's inline function gets it too).
+#pragma GCC optimize("fp-contract=off")
+
 #include "adamw.h"
 
 #include <algorithm>
@@ -5,6 +10,7 @@
 
 #include "adamw_rule.h"
 #include "runtime/error.h"
+#include "runtime/simd.h"
 #include "runtime/thread_pool.h"
 
 namespace grpo::model {
@@ -27,6 +33,11 @@ double squared_norm(const std::vector<float>& g) {
   return total;
 }
 
+// adamw_update over [0, n), one clone per SIMD path.
+GRPO_CLONES void update_span(const AdamwScalars& s, float decay, int64_t n, float* p, float* g, float* m, float* v) {
+  for (int64_t i = 0; i < n; ++i) adamw_update(s, decay, p[i], g[i], m[i], v[i]);
+}
+
 }  // namespace
 
 float adamw_step(Model& m, const grpo_adamw_options& o) {
@@ -44,7 +55,7 @@ float adamw_step(Model& m, const grpo_adamw_options& o) {
     float *p = m.params.data() + slot.offset, *g = m.grads.data() + slot.offset;
     float *mm = m.adam_m.data() + slot.offset, *vv = m.adam_v.data() + slot.offset;
     parallel_for(slot.size(), kGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) adamw_update(scalars, decay, p[i], g[i], mm[i], vv[i]);
+      update_span(scalars, decay, end - begin, p + begin, g + begin, mm + begin, vv + begin);
     });
   }
   return static_cast<float>(norm);

@@ -53,6 +53,40 @@ void scatter(const std::vector<int64_t>& rows, const float* src, int64_t T, floa
   for (size_t i = 0; i < rows.size(); ++i) dst[rows[i]] = src[i];
 }
 
+// Inference scoring runs groups of whole sequences of about this many tokens: a group's activations stay in
+// the caches between the passes of a layer, and the workspace stays small. A row's results do not depend on
+// what it is packed with, so the bits are those of a single pass.
+constexpr int64_t kScoreGroupTokens = 4096;
+
+// Spans [first, last) of tl as a layout of their own (their first token becomes token 0).
+TokenLayout sub_layout(const TokenLayout& tl, size_t first, size_t last) {
+  TokenLayout sub;
+  const int64_t t0 = tl.spans[first].t0;
+  for (size_t i = first; i < last; ++i) {
+    sub.spans.push_back(tl.spans[i]);
+    sub.spans.back().t0 -= t0;
+  }
+  sub.T = tl.spans[last - 1].t0 + tl.spans[last - 1].len - t0;
+  sub.positions.assign(tl.positions.begin() + t0, tl.positions.begin() + t0 + sub.T);
+  return sub;
+}
+
+// The forward and LM head of one layout; logp, entropy [tl.T].
+void score_layout(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t* targets, const grpo_score_options& o,
+                  bool train, std::vector<float>& hidden, float* logp, float* entropy) {
+  forward_hidden(m, tokens, tl, train ? &m.train : nullptr, nullptr, hidden);
+  HeadRows& head = m.train.head;
+  gather_head_rows(hidden, targets, tl.T, m.config.hidden, o.ignore_index, head);
+  const int64_t n = static_cast<int64_t>(head.rows.size());
+  std::vector<float> head_logp(static_cast<size_t>(n)), head_entropy(entropy ? head_logp.size() : 0);
+  const grpo_linear_logprob_options lo{o.temperature, o.ignore_index, 0, 0};
+  if (n > 0)
+    check(grpo_linear_logprob_forward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, m.config.hidden,
+                                      m.config.vocab, &lo, head_logp.data(), entropy ? head_entropy.data() : nullptr, nullptr));
+  scatter(head.rows, head_logp.data(), tl.T, logp);
+  if (entropy) scatter(head.rows, head_entropy.data(), tl.T, entropy);
+}
+
 }  // namespace
 
 Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rope(c)) {
@@ -99,23 +133,22 @@ void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t
   TrainState& ts = m.train;
   ts.ready = false;
   std::vector<float> hidden;
-  forward_hidden(m, tokens, tl, train ? &ts : nullptr, nullptr, hidden);
+  if (train) {
+    score_layout(m, tokens, tl, targets, o, true, hidden, logp, entropy);
+    m.release_work();
+    ts.layout = tl;
+    ts.tokens.assign(tokens, tokens + tl.T);
+    ts.options = o;
+    ts.ready = true;
+    return;
+  }
+  for (size_t first = 0, last; first < tl.spans.size(); first = last) {
+    const int64_t t0 = tl.spans[first].t0;
+    for (last = first + 1; last < tl.spans.size() && tl.spans[last].t0 + tl.spans[last].len - t0 <= kScoreGroupTokens;) ++last;
+    score_layout(m, tokens + t0, sub_layout(tl, first, last), targets + t0, o, false, hidden, logp + t0,
+                 entropy ? entropy + t0 : nullptr);
+  }
   m.release_work();
-  HeadRows& head = ts.head;
-  gather_head_rows(hidden, targets, tl.T, m.config.hidden, o.ignore_index, head);
-  const int64_t n = static_cast<int64_t>(head.rows.size());
-  std::vector<float> head_logp(static_cast<size_t>(n)), head_entropy(entropy ? head_logp.size() : 0);
-  const grpo_linear_logprob_options lo{o.temperature, o.ignore_index, 0, 0};
-  if (n > 0)
-    check(grpo_linear_logprob_forward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, m.config.hidden,
-                                      m.config.vocab, &lo, head_logp.data(), entropy ? head_entropy.data() : nullptr, nullptr));
-  scatter(head.rows, head_logp.data(), tl.T, logp);
-  if (entropy) scatter(head.rows, head_entropy.data(), tl.T, entropy);
-  if (!train) return;
-  ts.layout = tl;
-  ts.tokens.assign(tokens, tokens + tl.T);
-  ts.options = o;
-  ts.ready = true;
 }
 
 void backward(Model& m, const float* grad_logp, const float* grad_entropy) {

@@ -8,6 +8,10 @@
 
 #include "runtime/simd.h"
 
+// On a loop moved from the baseline build into clones that keeps the baseline's bits: no contraction of
+// a·b + c into one FMA, which the AVX2 and AVX-512 clones would otherwise do (one rounding instead of two).
+#define GRPO_NO_CONTRACTION __attribute__((optimize("fp-contract=off")))
+
 namespace grpo::model::vec {
 
 using simd::kLanes;
