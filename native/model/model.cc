@@ -77,14 +77,17 @@ void score_layout(Model& m, const int32_t* tokens, const TokenLayout& tl, const 
   forward_hidden(m, tokens, tl, train ? &m.train : nullptr, nullptr, hidden);
   HeadRows& head = m.train.head;
   gather_head_rows(hidden, targets, tl.T, m.config.hidden, o.ignore_index, head);
-  const int64_t n = static_cast<int64_t>(head.rows.size());
-  std::vector<float> head_logp(static_cast<size_t>(n)), head_entropy(entropy ? head_logp.size() : 0);
+  const size_t n = head.rows.size();
+  std::vector<float> head_logp(n);
+  head.lse.resize(train ? n : 0);
+  head.entropy.resize(entropy ? n : 0);
   const grpo_linear_logprob_options lo{o.temperature, o.ignore_index, 0, 0};
   if (n > 0)
-    check(grpo_linear_logprob_forward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, m.config.hidden,
-                                      m.config.vocab, &lo, head_logp.data(), entropy ? head_entropy.data() : nullptr, nullptr));
+    check(grpo_linear_logprob_forward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), static_cast<int64_t>(n),
+                                      m.config.hidden, m.config.vocab, &lo, head_logp.data(),
+                                      entropy ? head.entropy.data() : nullptr, train ? head.lse.data() : nullptr));
   scatter(head.rows, head_logp.data(), tl.T, logp);
-  if (entropy) scatter(head.rows, head_entropy.data(), tl.T, entropy);
+  if (entropy) scatter(head.rows, head.entropy.data(), tl.T, entropy);
 }
 
 }  // namespace
@@ -166,7 +169,15 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
     if (grad_entropy) head_grad_entropy[i] = grad_entropy[head.rows[i]];
   }
   std::vector<float> head_d_hidden(static_cast<size_t>(n * H), 0.0f);
-  if (n > 0)
+  // the forward's lse spares the backward its statistics pass (4 products per tile, not 5); a gradient of the
+  // entropy also needs the forward's entropies, else the backward recomputes them
+  const bool saved = !grad_entropy || !head.entropy.empty();
+  if (n > 0 && saved)
+    check(grpo_linear_logprob_backward_saved(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab,
+                                             &lo, head.lse.data(), grad_entropy ? head.entropy.data() : nullptr,
+                                             head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
+                                             head_d_hidden.data(), m.g.lm_head, nullptr, 1));
+  else if (n > 0)
     check(grpo_linear_logprob_backward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab, &lo,
                                        head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
                                        head_d_hidden.data(), m.g.lm_head, nullptr, 1));

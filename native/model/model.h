@@ -20,6 +20,8 @@ struct HeadRows {
   std::vector<int64_t> rows;     // [n] positions in the layout, ascending
   std::vector<int32_t> targets;  // [n]
   std::vector<float> hidden;     // [n, H] final hidden states of those rows
+  std::vector<float> lse;        // [n] the training forward's log-sum-exp, reused by the backward
+  std::vector<float> entropy;    // [n] the training forward's entropies when it computed them, else empty
 };
 
 struct TrainState {
