@@ -9,7 +9,7 @@ import { LORA_DEFAULTS, LORA_OPTIONS, loraScale, type LoraSettings } from '../li
 import { checkOptions, kernelNaming } from '../lib/options/schema.js';
 import type { ModelConfig } from '../lib/policy/config.js';
 import { loadAdapter, loraTensorShapes, saveAdapter, type LoraAdapter } from '../lib/policy/lora-format.js';
-import { writeSafetensors } from '../lib/policy/safetensors.js';
+import { fromFloat32, toFloat32, writeSafetensors } from '../lib/policy/safetensors.js';
 import { randomNormal } from './helpers/random.js';
 
 const tiny: ModelConfig = {
@@ -70,6 +70,26 @@ describe('lora options', () => {
   it('scales by alpha / r, or alpha / √r with rslora (peft/src/peft/tuners/lora/layer.py 278-281)', () => {
     expect(loraScale({ rank: 16, alpha: 32, rslora: false })).toBe(2);
     expect(loraScale({ rank: 16, alpha: 32, rslora: true })).toBe(8);
+  });
+});
+
+describe('float32 → bf16 / f16 on write (what a merged bf16 or f16 base is stored as)', () => {
+  const roundTrip = (values: number[], dtype: 'BF16' | 'F16') => Array.from(toFloat32(fromFloat32(Float32Array.from(values), dtype), dtype, values.length));
+
+  it('rounds f16 to nearest even through normals, subnormals and overflow (IEEE 754 binary16: 10 stored bits, max 65504)', () => {
+    const ulp = 2 ** -10;
+    expect(roundTrip([1 + ulp / 2, 1 + 1.5 * ulp, 1 + 0.6 * ulp, -2, 2 ** -14], 'F16')).toEqual([1, 1 + 2 * ulp, 1 + ulp, -2, 2 ** -14]);
+    expect(roundTrip([2 ** -24, 2 ** -25, 3 * 2 ** -25, 2 ** -26, 5 * 2 ** -24 + 2 ** -26], 'F16')).toEqual([2 ** -24, 0, 2 ** -23, 0, 5 * 2 ** -24]);
+    expect(roundTrip([65504, 65519, 65520, -1e6, Infinity], 'F16')).toEqual([65504, 65504, Infinity, -Infinity, Infinity]);
+    expect(roundTrip([2 ** -14 - 2 ** -25], 'F16')).toEqual([2 ** -14]); // the largest subnormal rounds up into the normals
+    expect(roundTrip([NaN], 'F16')[0]).toBeNaN();
+  });
+
+  it('rounds bf16 to nearest even (8 significant bits) and keeps NaN a NaN', () => {
+    const ulp = 2 ** -7;
+    const max = (2 - ulp) * 2 ** 127;
+    expect(roundTrip([1 + ulp / 2, 1 + 1.5 * ulp, 1 + 0.6 * ulp, -max, 3.4e38], 'BF16')).toEqual([1, 1 + 2 * ulp, 1 + ulp, -max, Infinity]);
+    expect(roundTrip([NaN], 'BF16')[0]).toBeNaN();
   });
 });
 
