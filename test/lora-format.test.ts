@@ -209,6 +209,8 @@ describe('PEFT adapter format', () => {
       expect(alpha.message).toMatch(/Expected .*adapter_config.json "lora_alpha" to be finite and > 0 but received -1/);
       const missing = await rejection(loadAdapter(await writeWith((c) => { delete c.r; })));
       expect(missing.message).toContain('field "r" is missing');
+      const targets = await rejection(loadAdapter(await writeWith((c) => { delete c.target_modules; })));
+      expect(targets.message).toContain('field "target_modules" is missing');
     });
 
     it('a folder that is not there names the path and what an adapter folder holds', async () => {

@@ -113,10 +113,8 @@ const PLAIN_VALUES: Record<string, readonly unknown[]> = {
 
 const isEmpty = (v: unknown) => v == null || (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.keys(v as object).length === 0);
 
-/** Reads a parsed adapter_config.json into settings; PEFT features not implemented here are GRPO_UNSUPPORTED naming the field. */
-export function adapterSettingsFromJson(json: unknown, path: string): { settings: LoraSettings; baseModel: string | null } {
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new GrpoError('GRPO_DATA_FORMAT', `${path}: expected a JSON object`);
-  const j = json as Record<string, unknown>;
+/** GRPO_UNSUPPORTED naming the first field of `j` that asks for a PEFT feature not implemented here. */
+function rejectUnsupported(j: Record<string, unknown>, path: string): void {
   const unsupported = (what: string) => new GrpoError('GRPO_UNSUPPORTED', `${path}: ${what}`);
   if (j.peft_type !== 'LORA') throw unsupported(`peft_type ${JSON.stringify(j.peft_type)} is not supported (LORA only)`);
   for (const [key, fine] of Object.entries(PLAIN_VALUES)) {
@@ -124,17 +122,28 @@ export function adapterSettingsFromJson(json: unknown, path: string): { settings
     if (value !== undefined && !fine.includes(value) && !(fine.includes(null) && isEmpty(value))) throw unsupported(`${key} = ${JSON.stringify(value)} is not supported`);
   }
   for (const key of ['rank_pattern', 'alpha_pattern']) if (!isEmpty(j[key])) throw unsupported(`${key} ${JSON.stringify(j[key])} is not supported (one r and lora_alpha for every module)`);
-  const targets = j.target_modules === 'all-linear' ? [...LORA_TARGET_MODULES] : j.target_modules;
-  if (typeof targets === 'string') throw unsupported(`target_modules ${JSON.stringify(targets)} (a pattern) is not supported; list the modules, from ${LORA_TARGET_MODULES.join(', ')}`);
+  const targets = j.target_modules;
+  if (typeof targets === 'string' && targets !== 'all-linear') {
+    throw unsupported(`target_modules ${JSON.stringify(targets)} (a pattern) is not supported; list the modules, from ${LORA_TARGET_MODULES.join(', ')}`);
+  }
   const unknown = Array.isArray(targets) ? targets.find((m) => !(LORA_TARGET_MODULES as readonly unknown[]).includes(m)) : undefined;
   if (unknown !== undefined) throw unsupported(`target module ${JSON.stringify(unknown)} is not supported; expected some of ${LORA_TARGET_MODULES.join(', ')}`);
+}
+
+/** Reads a parsed adapter_config.json into settings; PEFT features not implemented here are GRPO_UNSUPPORTED naming the field. */
+export function adapterSettingsFromJson(json: unknown, path: string): { settings: LoraSettings; baseModel: string | null } {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new GrpoError('GRPO_DATA_FORMAT', `${path}: expected a JSON object`);
+  const j = json as Record<string, unknown>;
+  rejectUnsupported(j, path);
+  // "all-linear" on a Llama/Qwen decoder is every linear layer but lm_head: the seven
+  const targets = j.target_modules === 'all-linear' ? [...LORA_TARGET_MODULES] : j.target_modules;
   const given = { rank: j.r, alpha: j.lora_alpha, dropout: j.lora_dropout ?? 0, targetModules: targets, rslora: j.use_rslora ?? false };
   const naming: Naming = {
     field: (p) => `${path} "${p.replace(/^\w+/, (key) => PEFT_FIELDS[key as keyof LoraSettings] ?? key)}"`,
     object: () => path,
   };
   const settings = checkOptions(LORA_OPTIONS, naming, given, {});
-  for (const key of ['rank', 'alpha'] as const) {
+  for (const key of ['rank', 'alpha', 'targetModules'] as const) {
     if (settings[key] === undefined) throw new GrpoError('GRPO_DATA_FORMAT', `${path}: field "${PEFT_FIELDS[key]}" is missing`);
   }
   const base = j.base_model_name_or_path;
