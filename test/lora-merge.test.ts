@@ -14,7 +14,7 @@ import { BuiltinPolicy } from '../lib/policy/builtin.js';
 import { configToHf, type ModelConfig } from '../lib/policy/config.js';
 import { loraTensorShapes, saveAdapter, type LoraAdapter } from '../lib/policy/lora-format.js';
 import { mergeAdapter } from '../lib/policy/lora-merge.js';
-import { readModelWeights, writeModelWeights, writeSafetensors, type NamedTensor, type WeightDtype } from '../lib/policy/safetensors.js';
+import { readModelWeights, readSafetensors, writeModelWeights, writeSafetensors, type NamedTensor, type WeightDtype } from '../lib/policy/safetensors.js';
 import { expectClose } from './helpers/close.js';
 import { randomInts, randomNormal } from './helpers/random.js';
 
@@ -177,6 +177,29 @@ describe('mergeAdapter', () => {
     await expect(mergeAdapter(f.base, f.adapterDir, f.out)).rejects.toThrow('tensor "model.layers.1.mlp.down_proj.weight" has shape [24,16] but the adapter updates [16, 24]');
     expect(existsSync(f.out)).toBe(false);
   });
+});
+
+describe('mergeAdapter against PyTorch', () => {
+  // test/fixtures/lora, written by scripts/lora-merge-reference.py: W += (B @ A) · lora_alpha / r in place, as PEFT's
+  // get_delta_weight and Linear.merge do (peft/src/peft/tuners/lora/layer.py lines 1005-1033 and 915-969).
+  const fixture = join(import.meta.dirname, 'fixtures', 'lora');
+
+  for (const [dtype, ulps] of [['f32', 2 ** -22], ['bf16', 2 ** -7]] as const) {
+    it(`matches PyTorch's merge of a ${dtype} base`, async () => {
+      const out = join(scratch(), 'merged');
+      expect((await mergeAdapter(join(fixture, `base-${dtype}`), join(fixture, 'adapter'), out)).merged).toBe(6); // without onProgress
+      const torch = new Map((await readSafetensors(join(fixture, `peft-merged-${dtype}.safetensors`))).map((t) => [t.name, t.data]));
+      let differing = 0, count = 0;
+      for (const t of await readModelWeights(out)) {
+        const want = torch.get(t.name)!;
+        // float32: torch's float32 B @ A against our float64 sum; bf16: one rounding each, so at most one unit apart
+        t.data.forEach((v, i) => expect(Math.abs(v - want[i])).toBeLessThanOrEqual(ulps * 2 * Math.abs(want[i]) + 1e-7));
+        differing += t.data.filter((v, i) => v !== want[i]).length;
+        count += t.data.length;
+      }
+      if (dtype === 'bf16') expect(differing).toBeLessThan(count / 20); // the rare rounding ties between float32 and float64 deltas
+    });
+  }
 });
 
 describe('grpo merge', () => {

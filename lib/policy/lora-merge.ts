@@ -89,7 +89,8 @@ export async function mergeAdapter(baseDir: string, adapterDir: string, outDir: 
     const w = toFloat32(t.bytes, t.dtype, out * inner);
     await addLowRank(w, a, b, rank, scale);
     pairs.delete(t.name);
-    options.onProgress?.(++merged, total, t.name);
+    merged += 1;
+    options.onProgress?.(merged, total, t.name);
     return fromFloat32(w, t.dtype);
   };
   const shards = (await readShardIndex(baseDir)) ?? ['model.safetensors'];
