@@ -10,12 +10,13 @@ import { compareCommand, reportCommand } from './commands/compare.js';
 import { dataCommand } from './commands/data.js';
 import { demoCommand } from './commands/demo.js';
 import { evalCommand } from './commands/eval.js';
+import { mergeCommand } from './commands/merge.js';
 import { reproduceCommand } from './commands/reproduce.js';
 import { sftCommand } from './commands/sft.js';
 import { trainCommand } from './commands/train.js';
 import { createReporter } from './progress.js';
 
-export const COMMANDS: readonly Command[] = [sftCommand, trainCommand, evalCommand, compareCommand, reportCommand, dataCommand, benchCommand, demoCommand, reproduceCommand];
+export const COMMANDS: readonly Command[] = [sftCommand, trainCommand, evalCommand, compareCommand, reportCommand, dataCommand, benchCommand, demoCommand, reproduceCommand, mergeCommand];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

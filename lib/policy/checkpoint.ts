@@ -50,13 +50,13 @@ async function writeContents(dir: string, c: CheckpointContents): Promise<void> 
   }
 }
 
-/** Writes a checkpoint folder: into `<dir>.tmp-<pid>-<time>`, then renamed to `dir` (replacing an old one). */
-export async function saveCheckpoint(dir: string, contents: CheckpointContents): Promise<void> {
+/** Writes a folder with `write` into `<dir>.tmp-<pid>-<time>`, then renames it to `dir` (replacing an old one). */
+export async function writeFolderAtomically(dir: string, write: (temp: string) => Promise<void>): Promise<void> {
   const stamp = `${process.pid}-${Date.now()}`;
   const temp = join(dirname(dir), `.${basename(dir)}.tmp-${stamp}`);
   await mkdir(temp, { recursive: true });
   try {
-    await writeContents(temp, contents);
+    await write(temp);
   } catch (error) {
     await rm(temp, { recursive: true, force: true });
     throw error;
@@ -66,6 +66,11 @@ export async function saveCheckpoint(dir: string, contents: CheckpointContents):
   if (replacing) await rename(dir, old);
   await rename(temp, dir);
   if (replacing) await rm(old, { recursive: true, force: true });
+}
+
+/** Writes a checkpoint folder atomically ({@link writeFolderAtomically}). */
+export function saveCheckpoint(dir: string, contents: CheckpointContents): Promise<void> {
+  return writeFolderAtomically(dir, (temp) => writeContents(temp, contents));
 }
 
 export interface LoadedCheckpoint {

@@ -12,3 +12,6 @@ export { Tokenizer, type ChatMessage, type ChatTemplateOptions, type Encoded } f
 export { trainBpe, BPE_DEFAULTS, type BpeTrainOptions, type TrainedTokenizer } from './bpe-train.js';
 export { readSafetensors, writeSafetensors, readModelWeights, writeModelWeights, type NamedTensor } from './safetensors.js';
 export { saveCheckpoint, loadCheckpoint, type CheckpointContents, type LoadedCheckpoint, type OptimizerState } from './checkpoint.js';
+export { LORA_DEFAULTS, LORA_OPTIONS, LORA_TARGET_MODULES, loraScale, type LoraOptions, type LoraSettings, type LoraTargetModule } from '../options/lora.js';
+export { loadAdapter, loraTensorShapes, saveAdapter, type LoraAdapter } from './lora-format.js';
+export { mergeAdapter, type MergeOptions, type MergeResult } from './lora-merge.js';

@@ -14,12 +14,15 @@ export interface NamedTensor {
 }
 
 interface HeaderEntry {
-  dtype: string;
+  dtype: WeightDtype;
   shape: number[];
   data_offsets: [number, number];
 }
 
-const BYTES: Record<string, number> = { F32: 4, BF16: 2, F16: 2 };
+/** The element types read and written: widened to float32 on read, rounded to nearest even on write. */
+export type WeightDtype = 'F32' | 'BF16' | 'F16';
+
+const BYTES: Record<WeightDtype, number> = { F32: 4, BF16: 2, F16: 2 };
 
 function badFile(path: string, what: string): GrpoError {
   return new GrpoError('GRPO_DATA_FORMAT', `${path}: ${what}`);
@@ -32,8 +35,37 @@ function float16ToFloat32(h: number): number {
   return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
+/** float32 bits → float16 bits, rounded to nearest even (NaN stays NaN, overflow → ±Infinity). */
+function float32ToFloat16(bits: number): number {
+  const sign = (bits >>> 16) & 0x8000, exponent = (bits >>> 23) & 0xff, mantissa = bits & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  const e = exponent - 127 + 15;
+  if (e >= 31) return sign | 0x7c00;
+  // normal halves keep 10 of the 23 mantissa bits; subnormal ones shift the implicit 1 in as well
+  const shift = e > 0 ? 13 : 14 - e;
+  if (shift > 24) return sign;
+  const full = e > 0 ? mantissa : mantissa | 0x800000;
+  const halfway = 1 << (shift - 1), rest = full & ((1 << shift) - 1);
+  let half = (e > 0 ? e << 10 : 0) + (full >>> shift);
+  if (rest > halfway || (rest === halfway && half & 1)) half += 1; // a carry into the exponent is still right
+  return sign | half;
+}
+
+/** float32 values as F32, BF16 or F16 bytes (little-endian), rounded to nearest even. */
+export function fromFloat32(data: Float32Array, dtype: WeightDtype): Buffer {
+  if (dtype === 'F32') return Buffer.from(new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice());
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length), out = Buffer.alloc(2 * data.length);
+  for (let i = 0; i < data.length; i++) {
+    const b = bits[i];
+    const isNan = (b & 0x7f800000) === 0x7f800000 && (b & 0x7fffff) !== 0;
+    const half = dtype === 'F16' ? float32ToFloat16(b) : isNan ? (b >>> 16) | 0x40 : (b + 0x7fff + ((b >>> 16) & 1)) >>> 16;
+    out.writeUInt16LE(half & 0xffff, 2 * i);
+  }
+  return out;
+}
+
 /** Widens F32, BF16 or F16 bytes to float32. */
-function toFloat32(bytes: Buffer, dtype: string, count: number): Float32Array {
+export function toFloat32(bytes: Buffer, dtype: WeightDtype, count: number): Float32Array {
   const out = new Float32Array(count);
   if (dtype === 'F32') {
     new Uint8Array(out.buffer).set(bytes);
@@ -107,10 +139,10 @@ function checkEntry(path: string, name: string, value: unknown, dataBytes: numbe
   if (!isCounts(e.data_offsets) || e.data_offsets.length !== 2) throw fieldError('data_offsets', 'two integers [begin, end] >= 0', e.data_offsets);
   const count = e.shape.reduce((a, b) => a * b, 1);
   const [begin, end] = e.data_offsets;
-  if (end - begin !== count * BYTES[e.dtype] || end > dataBytes) {
+  if (end - begin !== count * BYTES[e.dtype as WeightDtype] || end > dataBytes) {
     throw badFile(path, `tensor "${name}" offsets [${begin}, ${end}) do not match shape [${e.shape}] ${e.dtype} inside ${dataBytes} data bytes`);
   }
-  return { dtype: e.dtype, shape: e.shape, data_offsets: [begin, end] };
+  return { dtype: e.dtype as WeightDtype, shape: e.shape, data_offsets: [begin, end] };
 }
 
 /** Reads every tensor of one .safetensors file (widened to float32), calling `want` to skip some. */
@@ -131,13 +163,14 @@ export async function readSafetensors(path: string, want: (name: string) => bool
   }
 }
 
-/** Header bytes for float32 tensors laid end to end, padded with spaces to a multiple of 8. */
-function headerFor(tensors: readonly NamedTensor[], metadata: Record<string, string>): Buffer {
+/** Header bytes for tensors of `dtype` laid end to end, padded with spaces to a multiple of 8. */
+function headerFor(tensors: readonly NamedTensor[], metadata: Record<string, string>, dtype: WeightDtype): Buffer {
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
   for (const t of tensors) {
-    header[t.name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + t.data.byteLength] };
-    offset += t.data.byteLength;
+    const bytes = t.data.length * BYTES[dtype];
+    header[t.name] = { dtype, shape: t.shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
   }
   const json = Buffer.from(JSON.stringify(header), 'utf8');
   const padded = Buffer.alloc(Math.ceil(json.length / 8) * 8, 0x20);
@@ -145,23 +178,64 @@ function headerFor(tensors: readonly NamedTensor[], metadata: Record<string, str
   return padded;
 }
 
-/** Writes float32 tensors to one .safetensors file. */
-export async function writeSafetensors(path: string, tensors: readonly NamedTensor[], metadata: Record<string, string> = { format: 'pt' }): Promise<void> {
-  const header = headerFor(tensors, metadata);
+/** Writes float32 tensors to one .safetensors file, stored as `dtype`. */
+export async function writeSafetensors(
+  path: string, tensors: readonly NamedTensor[], metadata: Record<string, string> = { format: 'pt' }, dtype: WeightDtype = 'F32',
+): Promise<void> {
+  const header = headerFor(tensors, metadata, dtype);
   const prefix = Buffer.alloc(8);
   prefix.writeBigUInt64LE(BigInt(header.length), 0);
   const file = await open(path, 'w');
   try {
     await file.write(prefix);
     await file.write(header);
-    for (const t of tensors) await file.write(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+    for (const t of tensors) {
+      await file.write(dtype === 'F32' ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) : fromFloat32(t.data, dtype));
+    }
     await file.sync();
   } finally {
     await file.close();
   }
 }
 
-const INDEX_FILE = 'model.safetensors.index.json';
+/** One tensor of a file as {@link rewriteSafetensors} hands it over: its stored dtype and bytes. */
+export interface StoredTensor {
+  name: string;
+  dtype: WeightDtype;
+  shape: number[];
+  bytes: Buffer;
+}
+
+/**
+ * Copies a .safetensors file tensor by tensor (one in memory at a time), with the bytes `replace` returns (same
+ * dtype and length) in place of a tensor's own; the header is copied as it is.
+ */
+export async function rewriteSafetensors(from: string, to: string, replace: (t: StoredTensor) => Promise<Buffer | undefined>): Promise<void> {
+  const { entries, dataStart } = await readHeader(from);
+  const source = await open(from, 'r');
+  const target = await open(to, 'w');
+  try {
+    const header = Buffer.alloc(dataStart);
+    await source.read(header, 0, dataStart, 0);
+    await target.write(header, 0, dataStart, 0);
+    for (const [name, e] of entries) {
+      const [begin, end] = e.data_offsets;
+      const bytes = Buffer.alloc(end - begin);
+      await source.read(bytes, 0, bytes.length, dataStart + begin);
+      const replaced = await replace({ name, dtype: e.dtype, shape: e.shape, bytes });
+      if (replaced && replaced.length !== bytes.length) {
+        throw new GrpoError('GRPO_INTERNAL', `rewriteSafetensors: ${name} replaced by ${replaced.length} bytes instead of ${bytes.length}`);
+      }
+      await target.write(replaced ?? bytes, 0, bytes.length, dataStart + begin);
+    }
+    await target.sync();
+  } finally {
+    await source.close();
+    await target.close();
+  }
+}
+
+export const INDEX_FILE = 'model.safetensors.index.json';
 
 /** Splits tensors into shards of at most `maxShardBytes` (one tensor never splits). */
 function shard(tensors: readonly NamedTensor[], maxShardBytes: number): NamedTensor[][] {
@@ -206,7 +280,7 @@ export async function readModelWeights(dir: string, want?: (name: string) => boo
 }
 
 /** The shard files named by model.safetensors.index.json, or undefined when the folder has no index. */
-async function readShardIndex(dir: string): Promise<string[] | undefined> {
+export async function readShardIndex(dir: string): Promise<string[] | undefined> {
   const path = join(dir, INDEX_FILE);
   let text: string;
   try {

@@ -1,0 +1,49 @@
+// LoRA adapters (lib/policy/lora-format.ts, lib/policy/lora-merge.ts), declared once. The defaults are what TRL's
+// GRPO script gets with --use_peft (trl/trainer/model_config.py ModelConfig: lora_r 16, lora_alpha 32,
+// lora_dropout 0.05, use_rslora false; lora_target_modules None, for which PEFT picks q_proj and v_proj on
+// llama / mistral / qwen2 / qwen3: peft/src/peft/utils/constants.py lines 85, 95, 103-104).
+import { GrpoError } from '../errors.js';
+import { describe, oneOf } from '../validate.js';
+import { boolean, defaultsOf, integer, number, POSITIVE, type Field, type OptionsOf, type Range, type ValuesOf } from './schema.js';
+
+/** The linear layers of a Llama/Qwen-family decoder layer an adapter may target (PEFT's module names). */
+export const LORA_TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export type LoraTargetModule = (typeof LORA_TARGET_MODULES)[number];
+
+const BELOW_ONE: Range = { ok: (v) => v >= 0 && v < 1, expectation: 'in [0, 1)' };
+
+/** A non-empty list of distinct target modules. */
+function targetModules(def: LoraTargetModule[], doc: string): Field<LoraTargetModule[]> {
+  return {
+    type: `array of ${LORA_TARGET_MODULES.map((m) => `"${m}"`).join(' | ')}`, doc, default: def,
+    read: (v, path, n) => {
+      if (!Array.isArray(v) || v.length === 0) {
+        throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be a non-empty array of module names but received ${describe(v)}`);
+      }
+      const modules = v.map((m, i) => oneOf(n.field(`${path}[${i}]`), m, LORA_TARGET_MODULES));
+      const twice = modules.find((m, i) => modules.indexOf(m) !== i);
+      if (twice) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to list each module once but "${twice}" appears twice`);
+      return modules;
+    },
+  };
+}
+
+export const LORA_OPTIONS = {
+  rank: integer(16, 'r: the inner dimension of each adapter (A [r, in], B [out, r]).', 1),
+  alpha: number(32, 'lora_alpha: the update B·A is scaled by alpha / rank (alpha / √rank with `rslora`).', POSITIVE),
+  dropout: number(0.05, 'lora_dropout: dropout on the adapter\'s input during training (not applied by merge or inference).', BELOW_ONE),
+  targetModules: targetModules(['q_proj', 'v_proj'], 'The linear layers of every decoder layer that get an adapter.'),
+  rslora: boolean(false, 'use_rslora: Rank-Stabilized LoRA, scaling alpha / √rank instead of alpha / rank.'),
+};
+
+/** What a caller writes: `lora: { rank: 16, targetModules: ['q_proj', 'v_proj'] }`. */
+export type LoraOptions = OptionsOf<typeof LORA_OPTIONS>;
+/** Every LoRA setting present. */
+export type LoraSettings = ValuesOf<typeof LORA_OPTIONS>;
+
+export const LORA_DEFAULTS = defaultsOf(LORA_OPTIONS);
+
+/** The factor on B·A: alpha / r, or alpha / √r with rslora (peft/src/peft/tuners/lora/layer.py lines 278-281). */
+export function loraScale(s: Pick<LoraSettings, 'rank' | 'alpha' | 'rslora'>): number {
+  return s.rslora ? s.alpha / Math.sqrt(s.rank) : s.alpha / s.rank;
+}
