@@ -50,7 +50,8 @@ function benchGroup(roofs) {
   const fast = groupAdvantagesSync(rewards, { ...o, groupSize: 16 }).advantages;
   const reference = onceMs(() => normalizeGroupsReference(rewards, groupsOf(n, 16), o).advantages);
   assertClose('group advantages', fast, reference.result);
-  const { ms, best } = timeMs(() => groupAdvantagesSync(rewards, { ...o, groupSize: 16 }), 201);
+  const out = new Float32Array(n); // [B] advantages, reused across calls as a trainer would
+  const { ms, best } = timeMs(() => groupAdvantagesSync(rewards, { ...o, groupSize: 16, out }), 201);
   return { name: 'group advantages, 64K rewards (G = 16)', ms, best, bytes: n * 8, referenceMs: reference.ms, roofs };
 }
 

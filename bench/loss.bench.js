@@ -26,7 +26,8 @@ function benchLoss(roofs) {
   const reference = onceMs(() => policyLossReference({ ...input, rows, cols }, resolveLossOptions(options)));
   assertClose('loss', [fast.loss], [reference.result.loss]);
   assertClose('gradLogp', fast.gradLogp, reference.result.grad);
-  const { ms, best } = timeMs(() => policyLossSync(input, options), 21);
+  const out = new Float32Array(rows * cols); // [B, T] gradLogp, reused across calls as a trainer would
+  const { ms, best } = timeMs(() => policyLossSync(input, { ...options, out }), 21);
   const bytes = rows * cols * (4 * 4 + 1 + 4); // logp, old, ref, advantage, mask read; gradient written
   return { name: 'loss fwd+bwd, 1M tokens (clip + k3 KL)', ms, best, bytes, referenceMs: reference.ms, roofs };
 }

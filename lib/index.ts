@@ -56,6 +56,7 @@ export {
   ADVANTAGE_DEFAULTS,
   type NormalizeOptions,
   type GroupAdvantageOptions,
+  type GroupAdvantageCallOptions,
   type RankAdvantageOptions,
   type AdvantageStats,
   type RankAdvantageStats,

@@ -150,3 +150,24 @@ export function uint16Array(name: string, value: unknown): Uint16Array {
   assertAttached(name, value);
   return value;
 }
+
+/** True when two views share any byte of one ArrayBuffer. */
+function overlaps(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  return a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
+}
+
+/**
+ * A caller's output buffer: a Float32Array of exactly `expected` elements sharing no memory with any input
+ * (the kernel reads its inputs after it starts writing). GRPO_INVALID_ARGUMENT / GRPO_SHAPE_MISMATCH name `name`.
+ */
+export function outputBuffer(name: string, value: unknown, expected: number, shape: string,
+  inputs: Record<string, ArrayBufferView | null | undefined>): Float32Array {
+  const out = float32Array(name, value);
+  length(name, out, expected, shape);
+  for (const [input, view] of Object.entries(inputs)) {
+    if (view && overlaps(out, view)) {
+      throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${name} to share no memory with the input ${input}`);
+    }
+  }
+  return out;
+}

@@ -225,8 +225,9 @@ function grpoLoss(dir) {
   const options = { beta: 0.04, epsilonLow: 0.2, klEstimator: 'k3', aggregation: 'localTokenMean' };
   writeMeta(dir, { rows, cols, beta: options.beta, epsilon: options.epsilonLow });
   const input = { shape: [rows, cols], logp, oldLogp, refLogp, advantages, mask };
+  const out = new Float32Array(n); // [B, T] gradLogp, reused across calls as a trainer would
   return {
-    call: () => policyLossSync(input, options),
+    call: () => policyLossSync(input, { ...options, out }),
     check: (theirs) => {
       const ours = policyLossSync(input, options);
       return Math.max(scaledError([ours.loss], readF32(theirs, 'loss.f32'), 1e-6, 1e-4), scaledError(ours.gradLogp, readF32(theirs, 'grad.f32'), 1e-10, 1e-4));
@@ -241,8 +242,9 @@ function groupAdvantages(dir) {
   const options = { groupSize, scale: 'group', stdEpsilon: 1e-4, singletonGroup: 'zero', nanRewards: 'exclude' };
   write(dir, 'rewards.f32', rewards);
   writeMeta(dir, { groupSize, stdEpsilon: options.stdEpsilon });
+  const out = new Float32Array(n); // [B] advantages, reused across calls as a trainer would
   return {
-    call: () => groupAdvantagesSync(rewards, options),
+    call: () => groupAdvantagesSync(rewards, { ...options, out }),
     check: (theirs) => scaledError(groupAdvantagesSync(rewards, options).advantages, readF32(theirs, 'advantages.f32'), 1e-5, 1e-4),
     work: gbs(n * 8),
   };

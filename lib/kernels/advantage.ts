@@ -39,8 +39,18 @@ export interface RankAdvantageStats extends AdvantageStats {
   fracCellsZero: number;
 }
 
+/** {@link GroupAdvantageOptions} plus where the advantages go (not part of a preset or a trainer's config). */
+export interface GroupAdvantageCallOptions extends GroupAdvantageOptions {
+  /**
+   * [B] a caller's buffer for `advantages`, reused across calls: every element is overwritten. It must share no
+   * memory with `rewards` or `groupIds`. An async call writes it when the call settles, never while it runs.
+   * @defaultValue a new Float32Array per call
+   */
+  out?: Float32Array;
+}
+
 export interface AdvantageResult<S> {
-  /** Same shape as the rewards (one column for multi-objective rewards: [B]). */
+  /** Same shape as the rewards (one column for multi-objective rewards: [B]); the `out` buffer when one was given. */
   advantages: Float32Array;
   stats: S;
 }
@@ -76,8 +86,9 @@ function grouping(fn: string, rows: number, o: ResolvedGroupOptions): Grouping {
 
 type GroupBackend = Pick<CudaBinding, 'groupAdvantages'>;
 
-function callGroups(async: boolean, rewards: Float32Array, g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend) {
-  const advantages = new Float32Array(rewards.length); // [B]
+function callGroups(async: boolean, rewards: Float32Array, g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend,
+  out?: Float32Array) {
+  const advantages = out ?? new Float32Array(rewards.length); // [B]
   return runNative(async,
     (a) => backend.groupAdvantages(rewards, g.groupSize, g.groupIds, g.numGroups, normalize, advantages, a),
     (stats): AdvantageResult<AdvantageStats> => ({ advantages, stats }));
@@ -131,20 +142,37 @@ type GroupResult = AdvantageResult<AdvantageStats> | Promise<AdvantageResult<Adv
  * batch-wide normalisation. `reward` / `reward_std` stay those of the weighted raw sum (`logged`).
  */
 function normalizeThenSum(async: boolean, columns: Float32Array[], weights: ArrayLike<number>, unscorable: Uint8Array,
-  g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend, logged: AdvantageStats): GroupResult {
+  g: Grouping, normalize: NativeAdvantageOptions, backend: GroupBackend, logged: AdvantageStats, out?: Float32Array): GroupResult {
   const perFunction: NativeAdvantageOptions = { ...normalize, scale: 'group' };
   const z = columns.map((c) => (callGroups(false, c, g, perFunction, backend) as AdvantageResult<AdvantageStats>).advantages);
   const summed = weightedNanSum(z, weights, unscorable);
   const whole: Grouping = { groupSize: summed.length || 1, groupIds: null, numGroups: 1 };
   const withLoggedStats = (r: AdvantageResult<AdvantageStats>) =>
     ({ advantages: r.advantages, stats: { ...logged, fracRewardZeroStd: r.stats.fracRewardZeroStd } });
-  const batch = callGroups(async, summed, whole, perFunction, backend);
+  const batch = callGroups(async, summed, whole, perFunction, backend, out);
   return batch instanceof Promise ? batch.then(withLoggedStats) : withLoggedStats(batch);
 }
 
-function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions | undefined): GroupResult {
-  const fn = 'groupAdvantages';
-  const o = checkOptions(GROUP_ADVANTAGE_OPTIONS, kernelNaming(fn), options, ADVANTAGE_DEFAULTS);
+const GROUP_FN = 'groupAdvantages';
+const GROUP_NAMING = kernelNaming(GROUP_FN);
+
+/** Separates `out` from the advantage options; anything that is not an options object is left to their validation. */
+function splitOut(options: GroupAdvantageCallOptions | undefined): { out?: unknown; rest?: GroupAdvantageOptions } {
+  if (typeof options !== 'object' || options === null) return { rest: options };
+  const { out, ...rest } = options;
+  return { out, rest };
+}
+
+/** The caller's [B] advantages buffer, checked; undefined without one. */
+function advantagesBuffer(out: unknown, rows: number, rewards: Float32Array, groupIds: Int32Array | null): Float32Array | undefined {
+  if (out === undefined) return undefined;
+  return check.outputBuffer(`${GROUP_FN} out`, out, rows, `[B] = [${rows}]`, { rewards, groupIds });
+}
+
+function group(async: boolean, rewards: unknown, options: GroupAdvantageCallOptions | undefined): GroupResult {
+  const fn = GROUP_FN;
+  const { out: given, rest } = splitOut(options);
+  const o = checkOptions(GROUP_ADVANTAGE_OPTIONS, GROUP_NAMING, rest, ADVANTAGE_DEFAULTS);
   const r = check.float32Array(`${fn} rewards`, rewards); // ±Infinity is rejected natively, NaN is unscorable
   const { objectives, multiObjective: mode } = o;
   if (r.length % objectives !== 0) {
@@ -152,15 +180,16 @@ function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions 
   }
   const normalize = nativeNormalize(o);
   const g = grouping(fn, r.length / objectives, o);
+  const out = advantagesBuffer(given, r.length / objectives, r, g.groupIds);
   const backend = kernelBinding(fn, o.device, 'groupAdvantages');
   const weights = weightsOf(fn, o, objectives);
-  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, normalize, backend);
+  if (objectives === 1 && mode === 'sumThenNormalize') return callGroups(async, scaled(r, weights[0]), g, normalize, backend, out);
   const columns = Array.from({ length: objectives }, (_, f) => column(r, objectives, f));
   const unscorable = unscorableRows(columns);
   const weightedSum = weightedNanSum(columns, weights, unscorable); // [B]
-  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, normalize, backend);
+  if (mode === 'sumThenNormalize') return callGroups(async, weightedSum, g, normalize, backend, out);
   const logged = (callGroups(false, weightedSum, g, normalize, backend) as AdvantageResult<AdvantageStats>).stats;
-  return normalizeThenSum(async, columns, weights, unscorable, g, normalize, backend, logged);
+  return normalizeThenSum(async, columns, weights, unscorable, g, normalize, backend, logged, out);
 }
 
 /**
@@ -169,12 +198,12 @@ function group(async: boolean, rewards: unknown, options: GroupAdvantageOptions 
  * @example
  * const { advantages } = groupAdvantagesSync(new Float32Array([1, 0, 0, 1]), { groupSize: 4 });
  */
-export function groupAdvantages(rewards: Float32Array, options?: GroupAdvantageOptions): Promise<AdvantageResult<AdvantageStats>> {
+export function groupAdvantages(rewards: Float32Array, options?: GroupAdvantageCallOptions): Promise<AdvantageResult<AdvantageStats>> {
   return rejectOnThrow(() => group(true, rewards, options) as Promise<AdvantageResult<AdvantageStats>>);
 }
 
 /** Synchronous {@link groupAdvantages}. */
-export function groupAdvantagesSync(rewards: Float32Array, options?: GroupAdvantageOptions): AdvantageResult<AdvantageStats> {
+export function groupAdvantagesSync(rewards: Float32Array, options?: GroupAdvantageCallOptions): AdvantageResult<AdvantageStats> {
   return group(false, rewards, options) as AdvantageResult<AdvantageStats>;
 }
 

@@ -44,6 +44,12 @@ export interface PolicyLossCallOptions extends PolicyLossOptions {
    * docs/cuda.md) or `'auto'` (CUDA when available). @defaultValue 'cpu'
    */
   device?: Device;
+  /**
+   * [B, T] a caller's buffer for `gradLogp`, reused across calls (a trainer's step): every element is
+   * overwritten (masked-out tokens with 0). It must share no memory with an input. An async call writes it
+   * when the call settles, never while it runs. @defaultValue a new Float32Array per call
+   */
+  out?: Float32Array;
 }
 
 /** Loss statistics, named as TRL and verl log them. Token means are over this call's masked tokens. */
@@ -79,7 +85,7 @@ export interface PolicyLossStats {
 
 export interface PolicyLossResult {
   loss: number;
-  /** [B, T] d(loss)/d(logp). */
+  /** [B, T] d(loss)/d(logp); the `out` buffer when one was given. */
   gradLogp: Float32Array;
   stats: PolicyLossStats;
 }
@@ -185,20 +191,29 @@ function requirements(o: ResolvedLossOptions, c: Checked): void {
   }
 }
 
-/** Separates `device` from the loss options; anything that is not an options object is left to their validation. */
-function splitDevice(options: PolicyLossCallOptions | undefined): { device?: Device; loss?: PolicyLossOptions } {
+/** Separates `device` and `out` from the loss options; anything that is not an options object is left to their validation. */
+function splitCall(options: PolicyLossCallOptions | undefined): { device?: Device; out?: unknown; loss?: PolicyLossOptions } {
   if (typeof options !== 'object' || options === null) return { loss: options };
-  const { device, ...loss } = options;
-  return { device, loss };
+  const { device, out, ...loss } = options;
+  return { device, out, loss };
+}
+
+/** The [B, T] gradient buffer: the caller's `out`, checked, or a new one. */
+function gradientBuffer(out: unknown, c: Checked): Float32Array {
+  const size = c.rows * c.cols;
+  if (out === undefined) return new Float32Array(size);
+  const { logp, old: oldLogp, ref: refLogp, advantages, mask, segments, entropy } = c;
+  return check.outputBuffer(`${FN} out`, out, size, `[B, T] = [${c.rows}, ${c.cols}]`,
+    { logp, oldLogp, refLogp, advantages, mask, segments, entropy });
 }
 
 function run(async: boolean, input: PolicyLossInput, options: PolicyLossCallOptions | undefined) {
-  const { device, loss } = splitDevice(options);
+  const { device, out, loss } = splitCall(options);
   const o = resolveLossOptions(loss);
   const c = checkInput(input);
   requirements(o, c);
   const native = nativeOptions(o, itemCount(o, c.segments));
-  const gradLogp = new Float32Array(c.rows * c.cols); // [B, T]
+  const gradLogp = gradientBuffer(out, c); // [B, T]
   const backend = kernelBinding(FN, device, 'policyLoss');
   return runNative(async,
     (a) => backend.policyLoss(c.logp, c.old, c.ref, c.advantages, c.mask, c.segments, c.entropy, Math.max(c.cols, 1), native, gradLogp, a),

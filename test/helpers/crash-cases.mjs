@@ -86,9 +86,9 @@ export const CASES = {
     outputs: [],
   },
   groupAdvantages: {
-    inputs: () => ({ rewards: uniform(G * S * 64, 22), groupIds: ints(G * S * 64, G, 23) }),
-    run: (x, a) => either(a, g.groupAdvantages, g.groupAdvantagesSync)(x.rewards, { groupIds: x.groupIds }),
-    outputs: [],
+    inputs: () => ({ rewards: uniform(G * S * 64, 22), groupIds: ints(G * S * 64, G, 23), out: new Float32Array(G * S * 64) }),
+    run: (x, a) => either(a, g.groupAdvantages, g.groupAdvantagesSync)(x.rewards, { groupIds: x.groupIds, out: x.out }),
+    outputs: ['out'],
   },
   rankAdvantages: {
     inputs: () => ({ rewards: uniform(G * 64 * S * K, 24) }),
@@ -113,10 +113,11 @@ export const CASES = {
     inputs: () => ({
       logp: uniform(R * C, 33, 0.5).map((v) => v - 1), oldLogp: uniform(R * C, 34, 0.5).map((v) => v - 1),
       refLogp: uniform(R * C, 35, 0.5).map((v) => v - 1), advantages: uniform(R, 36), mask: mask(R * C, 37), entropy: uniform(R * C, 38).map(Math.abs),
+      out: new Float32Array(R * C),
     }),
     run: (x, a) => either(a, g.policyLoss, g.policyLossSync)(
-      { shape: [R, C], logp: x.logp, oldLogp: x.oldLogp, refLogp: x.refLogp, advantages: x.advantages, mask: x.mask, entropy: x.entropy }, { beta: 0.04 }),
-    outputs: [],
+      { shape: [R, C], logp: x.logp, oldLogp: x.oldLogp, refLogp: x.refLogp, advantages: x.advantages, mask: x.mask, entropy: x.entropy }, { beta: 0.04, out: x.out }),
+    outputs: ['out'],
   },
 };
 

@@ -133,6 +133,10 @@ double nan_value_of(int32_t nan_policy) { return nan_policy == GRPO_ADV_NAN_AS_Z
 // fixed by the lane layout: a serial sum over 64K rewards is one chain of dependent adds (4 cycles each).
 constexpr int kLanes = 8;
 
+// Groups normalised side by side, one per lane (contiguous_block): each group's sums stay serial, so their
+// number only sets how many independent add chains run at once (4 vectors of AVX-512 doubles).
+constexpr int kGroupLanes = 32;
+
 GRPO_CLONES Stat batch_stat(const float* rewards, int64_t n, int32_t nan_policy) {
   const double nan_value = nan_value_of(nan_policy);
   double sum[kLanes] = {}, count[kLanes] = {}, squares[kLanes] = {};
@@ -163,69 +167,77 @@ GRPO_CLONES Stat batch_stat(const float* rewards, int64_t n, int32_t nan_policy)
   return {mean, valid >= 2.0 ? std::sqrt(square_sum / (valid - 1.0)) : kNaN, static_cast<int64_t>(valid)};
 }
 
-// The advantages of contiguous_block's lanes, as write_group writes them (staged in `values`, then into their
-// groups' places in `out`).
+// The advantages of contiguous_block's groups, as write_group writes them: group by group, straight from the
+// rewards in their own order (each value depends on its reward and its group's statistics only), so the stores
+// are contiguous and the lanes run along a group.
 template <bool kRawSingleton>
-GRPO_INLINE void write_lanes(double* values, int64_t size, const double* mean, const double* inverse,
-                             const double* valid, const grpo_advantage_options& o, int64_t first, float* out) {
+GRPO_INLINE void write_lanes(const float* block, int64_t size, const double* mean, const double* inverse,
+                             const double* valid, const grpo_advantage_options& o, float* out) {
+  const double nan_value = nan_value_of(o.nan_rewards);
   const double fixed = o.singleton == GRPO_ADV_SINGLETON_NAN ? kNaN : 0.0;
   const double divisor = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 + o.std_epsilon;
-  for (int64_t j = 0; j < size; ++j)
-    for (int l = 0; l < kLanes; ++l) {
-      const double v = values[j * kLanes + l];
-      const double a = (v - mean[l]) * inverse[l];
+  for (int l = 0; l < kGroupLanes; ++l) {
+    const double group_mean = mean[l], group_inverse = inverse[l];
+    const bool singleton = valid[l] < 2.0;
+    for (int64_t j = 0; j < size; ++j) {
+      const double v = lane_value(block[l * size + j], nan_value);
+      const double a = (v - group_mean) * group_inverse;
       const double scaled = pick(a - a == 0.0, a, 0.0);  // as write_group
       const double single = kRawSingleton ? v / divisor : fixed;
-      const double value = pick(valid[l] < 2.0, single, scaled);
-      values[j * kLanes + l] = pick(v == v, value, 0.0);
+      const double value = pick(singleton, single, scaled);
+      out[l * size + j] = static_cast<float>(pick(v == v, value, 0.0));
     }
-  for (int64_t j = 0; j < size; ++j)
-    for (int l = 0; l < kLanes; ++l) out[(first + l) * size + j] = static_cast<float>(values[j * kLanes + l]);
+  }
 }
 
-// What normalize() does for kLanes contiguous groups [first, first + kLanes) of `size` rewards, one group per
-// lane: the block is transposed into `values` [size, kLanes] so that each group's sums run in group_stat's
+// What normalize() does for kGroupLanes contiguous groups [first, first + kGroupLanes) of `size` rewards, one group per
+// lane: the block is transposed into `values` [size, kGroupLanes] so that each group's sums run in group_stat's
 // serial order (the same bits) while the lanes vectorise. Returns the count of rows with a zero std (logging).
 GRPO_CLONES int64_t contiguous_block(const float* rewards, int64_t first, int64_t size, const Stat& batch, int64_t n,
                                      const grpo_advantage_options& o, double* values, float* out) {
   const float* block = rewards + first * size;
   const double nan_value = nan_value_of(o.nan_rewards);
   for (int64_t j = 0; j < size; ++j)
-    for (int l = 0; l < kLanes; ++l) values[j * kLanes + l] = lane_value(block[l * size + j], nan_value);
-  double sum[kLanes] = {}, valid[kLanes] = {}, squares[kLanes] = {}, mean[kLanes], inverse[kLanes];
+    for (int l = 0; l < kGroupLanes; ++l) values[j * kGroupLanes + l] = lane_value(block[l * size + j], nan_value);
+  double sum[kGroupLanes] = {}, valid[kGroupLanes] = {}, squares[kGroupLanes] = {}, mean[kGroupLanes], inverse[kGroupLanes];
   for (int64_t j = 0; j < size; ++j)
-    for (int l = 0; l < kLanes; ++l) {
-      const double v = values[j * kLanes + l];
+    for (int l = 0; l < kGroupLanes; ++l) {
+      const double v = values[j * kGroupLanes + l];
       sum[l] += pick(v == v, v, 0.0), valid[l] += pick(v == v, 1.0, 0.0);
     }
-  for (int l = 0; l < kLanes; ++l) mean[l] = valid[l] > 0.0 ? sum[l] / valid[l] : kNaN;
+  for (int l = 0; l < kGroupLanes; ++l) mean[l] = valid[l] > 0.0 ? sum[l] / valid[l] : kNaN;
   for (int64_t j = 0; j < size; ++j)
-    for (int l = 0; l < kLanes; ++l) {
-      const double v = values[j * kLanes + l];
+    for (int l = 0; l < kGroupLanes; ++l) {
+      const double v = values[j * kGroupLanes + l];
       squares[l] += pick(v == v, (v - mean[l]) * (v - mean[l]), 0.0);
     }
+  // The options in locals, the lanes branch-free: `o` may alias the arrays as far as the compiler knows, so it
+  // reloaded them in every lane.
+  const bool batch_scale = o.scale == GRPO_ADV_SCALE_BATCH, unscaled = o.scale == GRPO_ADV_SCALE_NONE;
+  const double epsilon = o.std_epsilon, batch_std = batch.std;
+  const int64_t rows = batch_scale ? n : size;
   int64_t zero_std = 0;
-  for (int l = 0; l < kLanes; ++l) {
-    const double std = valid[l] >= 2.0 ? std::sqrt(squares[l] / (valid[l] - 1.0)) : kNaN;
-    const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch.std : std;
-    if (zero_std_for_logging(scale_std, o.scale == GRPO_ADV_SCALE_BATCH ? n : size)) zero_std += size;
-    inverse[l] = o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon);
+  for (int l = 0; l < kGroupLanes; ++l) {
+    const double std = pick(valid[l] >= 2.0, std::sqrt(squares[l] / (valid[l] - 1.0)), kNaN);
+    const double scale_std = batch_scale ? batch_std : std;
+    zero_std += zero_std_for_logging(scale_std, rows) ? size : 0;
+    inverse[l] = pick(unscaled, 1.0, 1.0 / (scale_std + epsilon));
   }
   // singleton_advantage without branches in the loop; its division only where the policy needs it
   if (o.singleton == GRPO_ADV_SINGLETON_RAW)
-    write_lanes<true>(values, size, mean, inverse, valid, o, first, out);
+    write_lanes<true>(block, size, mean, inverse, valid, o, out + first * size);
   else
-    write_lanes<false>(values, size, mean, inverse, valid, o, first, out);
+    write_lanes<false>(block, size, mean, inverse, valid, o, out + first * size);
   return zero_std;
 }
 
-// normalize() for contiguous groups: whole blocks of kLanes groups in lanes, the rest group by group.
+// normalize() for contiguous groups: whole blocks of kGroupLanes groups in lanes, the rest group by group.
 void normalize_contiguous(const float* rewards, int64_t n, const ContiguousGroups& groups, const grpo_advantage_options& o,
                           float* out, grpo_advantage_stats* stats) {
   const Stat batch = batch_stat(rewards, n, o.nan_rewards);
-  std::vector<double> values(static_cast<size_t>(groups.size_ * kLanes));  // [size, kLanes]
+  std::vector<double> values(static_cast<size_t>(groups.size_ * kGroupLanes));  // [size, kGroupLanes]
   int64_t zero_std = 0, g = 0;
-  for (; g + kLanes <= groups.count(); g += kLanes)
+  for (; g + kGroupLanes <= groups.count(); g += kGroupLanes)
     zero_std += contiguous_block(rewards, g, groups.size_, batch, n, o, values.data(), out);
   for (; g < groups.count(); ++g) {
     const Stat group = group_stat(rewards, groups, g, o.nan_rewards);
