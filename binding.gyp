@@ -18,7 +18,7 @@
       ],
       "defines": ["NAPI_VERSION=8", "NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
-      "cflags_cc": ["-std=c++17", "-O3", "-fexceptions", "-fvisibility=hidden", "-Wno-unused-parameter"],
+      "cflags_cc": ["-std=c++17", "-O3", "-fexceptions", "-fno-math-errno", "-fvisibility=hidden", "-Wno-unused-parameter"],
       "ldflags": ["-Wl,--exclude-libs,ALL"],
       "xcode_settings": {
         "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
