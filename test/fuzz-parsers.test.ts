@@ -232,4 +232,14 @@ describe('reward parsers (model outputs)', () => {
       expect(result.method).not.toBe('internal'); // an exception the verifier caught is a bug too
     }), runs(150));
   });
+  // A sampled CCR answer hung `grpo reproduce` for minutes: the unit-word pattern of numeric.ts split a run of
+  // letters into words in exponentially many ways before failing (24 letters: 0.76 s, each one more doubling it).
+  // Fixed, each call is linear; before, this test does not finish within vitest's timeout.
+  it('verify: a long run of letters after a number answers at once (no exponential backtracking)', () => {
+    for (const tail of [',', '!', '}', '0']) {
+      expect(verifyAnswer(`1 ${'a'.repeat(64)}${tail}`, '1').verdict).toBe('incorrect');
+    }
+    expect(verifyAnswer('12 apples', '12').verdict).toBe('correct');
+    expect(verifyAnswer('3 cm^2', '3').verdict).toBe('correct');
+  });
 });

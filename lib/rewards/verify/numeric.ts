@@ -46,7 +46,9 @@ function parseFraction(text: string): NumericAnswer | undefined {
 
 /** Splits off trailing unit words ("12 apples", "5 million") and applies scale words. */
 function stripUnits(text: string): { number: string; scale: bigint } | undefined {
-  const m = /^(.*?\d\.?)\s*((?:[A-Za-z]+\.?\s*)+)(?:\^\{?[23]\}?)?$/.exec(text);
+  // Each word ends at a dot, a space, "^" or the end, so a run of letters splits into words one way only (a
+  // zero-width separator made the match exponential in the run's length: a sampled answer hung the trainer).
+  const m = /^(.*?\d\.?)\s*((?:[A-Za-z]+(?:\.\s*|\s+|(?=\^)|$))+)(?:\^\{?[23]\}?)?$/.exec(text);
   if (!m) return { number: text, scale: 1n };
   const words = m[2].trim().toLowerCase().split(/[\s.]+/).filter(Boolean);
   if (words.some((w) => MATH_WORDS.has(w)) || words[0].length < 2) return undefined;
