@@ -6,9 +6,10 @@ transpose(B @ A, fan_in_fan_out=False) * scaling (lines 278-281: lora_alpha / r)
 base_layer.weight.data += delta_weight (line 969): on a bfloat16 base the sum is taken in float32 and rounded once. Run: /usr/bin/python3 scripts/lora-merge-reference.py"""
 import json
 import os
-import struct
 
 import torch
+
+from safetensors_io import write_safetensors
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "test", "fixtures", "lora")
 HIDDEN, INTER, LAYERS, HEADS, KV, HEAD_DIM, R, ALPHA = 16, 24, 2, 4, 2, 4, 4, 8
@@ -19,20 +20,6 @@ CONFIG = {
     "tie_word_embeddings": False, "hidden_act": "silu",
 }
 SHAPES = {"self_attn.q_proj": (HEADS * HEAD_DIM, HIDDEN), "self_attn.v_proj": (KV * HEAD_DIM, HIDDEN), "mlp.down_proj": (HIDDEN, INTER)}
-DTYPES = {torch.float32: "F32", torch.bfloat16: "BF16"}
-
-
-def write_safetensors(path, tensors):
-    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
-    for name, t in tensors.items():
-        data = t.contiguous().view(torch.int16 if t.dtype == torch.bfloat16 else torch.int32).numpy().tobytes()
-        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 def peft_merge(weight, a, b):

@@ -7,11 +7,11 @@ real config.json (test/fixtures/hf-configs) and shrink only the sizes. Run once 
 Debian's python3-torch:  /usr/bin/python3 scripts/make-model-fixture.py   (CI never needs torch)."""
 import json
 import os
-import struct
 
 import torch
 
 from rope_reference import rope_frequencies
+from safetensors_io import DTYPES, write_safetensors
 
 HERE = os.path.dirname(__file__)
 OUT = os.path.join(HERE, "..", "test", "fixtures", "model")
@@ -151,23 +151,8 @@ def forward(c, w, ids):
     return rms_norm(x, W["model.norm.weight"], eps) @ head.T
 
 
-DTYPES = {"float32": ("F32", torch.float32, torch.int32), "bfloat16": ("BF16", torch.bfloat16, torch.int16),
-          "float16": ("F16", torch.float16, torch.int16)}
-
-
-def write_safetensors(path, tensors, dtype):
-    """float32 ("F32"), bfloat16 ("BF16") or float16 ("F16"), rounded to nearest even as torch does."""
-    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
-    kind = next(d for d in DTYPES.values() if d[0] == dtype)
-    for name, t in tensors.items():
-        data = t.to(kind[1]).view(kind[2]).numpy().tobytes()
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+# config.json "torch_dtype" → the safetensors dtype the fixture is written in
+FILE_DTYPES = {"float32": "F32", "bfloat16": "BF16", "float16": "F16"}
 
 
 def main():
@@ -175,7 +160,8 @@ def main():
         folder = os.path.join(OUT, name)
         os.makedirs(folder, exist_ok=True)
         w = weights(c, torch.Generator().manual_seed(1234))
-        dtype, torch_dtype, _ = DTYPES[c["torch_dtype"]]
+        dtype = FILE_DTYPES[c["torch_dtype"]]
+        torch_dtype = DTYPES[dtype][0]
         w = {k: t.to(torch_dtype).float() for k, t in w.items()}  # the reference sees exactly the weights the file holds
         write_safetensors(os.path.join(folder, "model.safetensors"), w, dtype)
         with open(os.path.join(folder, "config.json"), "w") as f:
