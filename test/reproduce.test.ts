@@ -43,6 +43,22 @@ describe('grpo reproduce', () => {
     for (const seed of [0, 1]) expect(existsSync(join(out, 'recommend', 'report', `seed-${seed}`, 'report.md'))).toBe(true);
   });
 
+  it('reruns one study with --studies and reuses the saved result of the other', () => {
+    const first = readJsonFile<Summary & { studyMinutes: Record<string, number>; ccr: Record<string, unknown> }>(join(out, 'summary.json'));
+    const refused = runCli(['reproduce', '--quick', '--seeds', '0', '--studies', 'ccr'], 30_000, out).run;
+    expect(refused.status).toBe(2); // the saved recommendation part is of seeds 0,1
+    expect(refused.stderr).toContain('its saved result in');
+    expect(existsSync(join(out, 'ccr', 'part.json'))).toBe(true); // refused before anything was replaced
+    const rerun = runCli(['reproduce', '--quick', '--seeds', '0,1', '--studies', 'ccr'], 200_000, out).run;
+    expect(rerun.status, rerun.stderr).toBe(0);
+    const second = readJsonFile<typeof first>(join(out, 'summary.json'));
+    expect(summaryProblems(second)).toEqual([]);
+    expect(second.recommend).toEqual(first.recommend);
+    expect(second.studyMinutes.recommend).toBe(first.studyMinutes.recommend);
+    expect(second.ccr.tokensPerStep).toEqual(first.ccr.tokensPerStep); // the rerun study is deterministic
+    expect(runCli(['reproduce', '--studies', 'ccr,rec'], 30_000).run.stderr).toContain('Flag --studies: expected distinct names from recommend, ccr');
+  }, 240_000);
+
   it('defaults to three seeds and refuses malformed --seeds before training anything', () => {
     const help = runCli(['reproduce', '--help'], 30_000).run;
     expect(help.stdout).toMatch(/--seeds.*default 0,1,2/);

@@ -1,15 +1,14 @@
 // What `grpo demo` and `grpo reproduce` share: both embedded studies at one scale into <out>/recommend and
 // <out>/ccr, then summary.json (docs/summary-json.md) and summary.md at <out>, and the summary printed.
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import { getThreads } from '../runtime.js';
-// TEMPORARY: d-ccr's lib/studies/ccr-study.ts replaces this import at merge (same export).
 import { runCcrStudy } from '../studies/ccr-study.js';
 import { runRecommendStudy } from '../studies/recommend-study.js';
-import type { StudyContext, StudyScale } from '../studies/study.js';
-import { writeSummary } from '../studies/summary.js';
+import type { StudyContext, StudyResult, StudyScale } from '../studies/study.js';
+import { writeSummary, type CcrSummaryFields } from '../studies/summary.js';
 import type { ConfigInput } from '../trainer/config.js';
 import type { ParsedArgs } from './args.js';
 import type { Reporter } from './progress.js';
@@ -22,6 +21,8 @@ export interface StudiesRun {
   overrides: ConfigInput;
   /** the command line, recorded in summary.json */
   command: string;
+  /** the studies to run (default both); the others are read from their saved part.json under `out` */
+  studies?: readonly StudyName[];
 }
 
 /** `--seeds 0,1,2` → [0, 1, 2]: distinct non-negative integers. */
@@ -35,31 +36,85 @@ export function seedsFlag(args: ParsedArgs, fallback: readonly number[]): number
   return seeds;
 }
 
-/** A study's result with the CPU seconds it took (process.cpuUsage: user + system of every thread). */
-async function timed<T>(study: () => Promise<T>): Promise<T & { cpuSeconds: number }> {
-  const before = process.cpuUsage();
-  const result = await study();
-  const used = process.cpuUsage(before);
-  return { ...result, cpuSeconds: (used.user + used.system) / 1e6 };
+/** The embedded studies, in the order they run. */
+export const STUDY_NAMES = ['recommend', 'ccr'] as const;
+export type StudyName = (typeof STUDY_NAMES)[number];
+
+/** `--studies recommend,ccr` → the studies to run now (default both); the others' saved parts are reused. */
+export function studiesFlag(args: ParsedArgs): StudyName[] {
+  const text = args.flags.get('studies');
+  if (text === undefined) return [...STUDY_NAMES];
+  const names = text.split(',').map((part) => part.trim());
+  const unknown = names.find((n) => !(STUDY_NAMES as readonly string[]).includes(n));
+  if (names.length === 0 || unknown !== undefined || new Set(names).size !== names.length) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --studies: expected distinct names from ${STUDY_NAMES.join(', ')} separated by commas but received "${text}"`);
+  }
+  return names as StudyName[];
 }
 
-/** Runs both studies and writes the summaries; the previous output of the studies in `out` is replaced. */
-export async function runStudies(reporter: Reporter, run: StudiesRun): Promise<void> {
+/** One study's part of the output, saved as <out>/<study>/part.json so a later run can reuse it. */
+interface StudyPart extends StudyResult<unknown> {
+  command: string;
+  scale: StudyScale;
+  seeds: number[];
+  minutes: number;
+  cpuSeconds: number;
+}
+
+const partPath = (out: string, name: StudyName) => join(out, name, 'part.json');
+
+/** Runs one study into <out>/<name> (its previous output there replaced) and saves its part. */
+async function runPart(name: StudyName, run: StudiesRun, context: StudyContext): Promise<StudyPart> {
   const started = performance.now();
-  for (const part of ['recommend', 'ccr', 'summary.md', 'summary.json']) await rm(join(run.out, part), { recursive: true, force: true });
-  const context = async (name: string): Promise<StudyContext> => {
-    await mkdir(join(run.out, name), { recursive: true });
-    return { reporter, out: join(run.out, name), device: run.device, scale: run.scale, seeds: run.seeds, overrides: run.overrides };
+  const before = process.cpuUsage();
+  const result: StudyResult<unknown> = name === 'recommend' ? await runRecommendStudy(context) : await runCcrStudy(context);
+  const used = process.cpuUsage(before);
+  const part: StudyPart = {
+    ...result, command: run.command, scale: run.scale, seeds: run.seeds,
+    minutes: (performance.now() - started) / 60000, cpuSeconds: (used.user + used.system) / 1e6,
   };
-  const recommend = await timed(async () => runRecommendStudy(await context('recommend')));
-  const ccr = await timed(async () => runCcrStudy(await context('ccr')));
-  const minutes = (performance.now() - started) / 60000;
+  await writeFile(partPath(run.out, name), `${JSON.stringify(part, (_, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`);
+  return part;
+}
+
+/** The saved part of a study this run does not repeat: it must exist and match the run's scale and seeds. */
+async function savedPart(name: StudyName, run: StudiesRun): Promise<StudyPart> {
+  const path = partPath(run.out, name);
+  let part: StudyPart;
+  try {
+    part = JSON.parse(await readFile(path, 'utf8')) as StudyPart;
+  } catch {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --studies leaves out "${name}", but ${path} holds no saved result of it: run it first (or name it in --studies)`);
+  }
+  if (part.scale !== run.scale || part.seeds.join(',') !== run.seeds.join(',')) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --studies leaves out "${name}", but its saved result in ${path} is of scale ${part.scale}, seeds ${part.seeds.join(',')}; this run is scale ${run.scale}, seeds ${run.seeds.join(',')}`);
+  }
+  return part;
+}
+
+/**
+ * Runs the studies named in `run.studies` (default both) and writes the summaries; a study left out keeps its
+ * output from an earlier run into the same `out` (its saved part.json), so one half of a long run can be redone.
+ */
+export async function runStudies(reporter: Reporter, run: StudiesRun): Promise<void> {
+  const chosen = run.studies ?? STUDY_NAMES;
+  const parts = {} as Record<StudyName, StudyPart>;
+  for (const name of STUDY_NAMES.filter((n) => !chosen.includes(n))) parts[name] = await savedPart(name, run); // before anything is replaced
+  for (const part of ['summary.md', 'summary.json', ...chosen]) await rm(join(run.out, part), { recursive: true, force: true });
+  for (const name of chosen) {
+    await mkdir(join(run.out, name), { recursive: true });
+    parts[name] = await runPart(name, run, { reporter, out: join(run.out, name), device: run.device, scale: run.scale, seeds: run.seeds, overrides: run.overrides });
+  }
+  const { recommend, ccr } = parts;
+  const minutes = recommend.minutes + ccr.minutes;
+  const commands = recommend.command === ccr.command ? recommend.command : `${recommend.command} (recommendation), ${ccr.command} (ccr)`;
   await writeSummary(run.out, {
-    version: 1, command: run.command, scale: run.scale, seeds: run.seeds, minutes, threads: getThreads(),
-    cpuSeconds: { recommend: recommend.cpuSeconds, ccr: ccr.cpuSeconds }, recommend: recommend.summary, ccr: ccr.summary,
+    version: 1, command: commands, scale: run.scale, seeds: run.seeds, minutes, threads: getThreads(),
+    studyMinutes: { recommend: recommend.minutes, ccr: ccr.minutes },
+    cpuSeconds: { recommend: recommend.cpuSeconds, ccr: ccr.cpuSeconds }, recommend: recommend.summary, ccr: ccr.summary as CcrSummaryFields, // as runCcrStudy returns it (a saved one: as it wrote it)
   });
   const cpu = `CPU seconds: recommendation ${recommend.cpuSeconds.toFixed(0)}, ccr ${ccr.cpuSeconds.toFixed(0)}`;
-  const text = [`## ${run.command}: summary (${minutes.toFixed(1)} min, ${getThreads()} threads, seeds ${run.seeds.join(', ')}; ${cpu})`, '',
+  const text = [`## ${commands}: summary (${minutes.toFixed(1)} min, ${getThreads()} threads, seeds ${run.seeds.join(', ')}; ${cpu})`, '',
     recommend.markdown, ccr.markdown, `Reports: ${recommend.reportPath}, ${ccr.reportPath}; machine-readable: ${join(run.out, 'summary.json')}`].join('\n');
   await writeFile(join(run.out, 'summary.md'), `${text}\n`);
   reporter.line(`\n${text}\n`);

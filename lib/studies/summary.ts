@@ -22,8 +22,10 @@ export interface Summary<Recommend, Ccr extends CcrSummaryFields> {
   command: string;
   scale: StudyScale;
   seeds: number[];
-  /** wall minutes of the whole command */
+  /** wall minutes of both studies (the sum of studyMinutes) */
   minutes: number;
+  /** wall minutes of each study (a study reused with --studies keeps the minutes of the run that made it) */
+  studyMinutes: { recommend: number; ccr: number };
   /** CPU seconds (user + system, every thread of the process) of each study */
   cpuSeconds: { recommend: number; ccr: number };
   threads: number;

@@ -13,9 +13,9 @@ import { moviesData } from '../../lib/trainer/tasks.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Runs `grpo <args> --out <temp>` through bin/grpo.js (the compiled dist/); returns the folder and the process result. */
-export function runCli(args: readonly string[], timeoutMs: number) {
+/** Runs bin/grpo.js with `--out` a fresh temporary folder, or `out` when given (to run into an earlier output). */
+export function runCli(args: readonly string[], timeoutMs: number, out = mkdtempSync(join(tmpdir(), 'grpo-study-'))) {
   expect(existsSync(join(root, 'dist', 'cli', 'main.js')), 'dist/ is missing: run npm run build:ts').toBe(true);
-  const out = mkdtempSync(join(tmpdir(), 'grpo-study-'));
   const run = spawnSync(process.execPath, [join(root, 'bin', 'grpo.js'), ...args, '--out', out], { encoding: 'utf8', timeout: timeoutMs });
   return { out, run };
 }
