@@ -57,7 +57,11 @@ describe('grpo reproduce', () => {
     expect(second.studyMinutes.recommend).toBe(first.studyMinutes.recommend);
     expect(second.ccr.tokensPerStep).toEqual(first.ccr.tokensPerStep); // the rerun study is deterministic
     expect(runCli(['reproduce', '--studies', 'ccr,rec'], 30_000).run.stderr).toContain('Flag --studies: expected distinct names from recommend, ccr');
-  }, 240_000);
+    const alone = runCli(['reproduce', '--quick', '--seeds', '0', '--studies', 'ccr'], 200_000);
+    expect(alone.run.status, alone.run.stderr).toBe(0);
+    expect(alone.run.stdout).toContain('holds no result of the recommend study yet');
+    expect([existsSync(join(alone.out, 'ccr', 'part.json')), existsSync(join(alone.out, 'summary.json'))]).toEqual([true, false]);
+  }, 400_000);
 
   it('defaults to three seeds and refuses malformed --seeds before training anything', () => {
     const help = runCli(['reproduce', '--help'], 30_000).run;

@@ -77,15 +77,12 @@ async function runPart(name: StudyName, run: StudiesRun, context: StudyContext):
   return part;
 }
 
-/** The saved part of a study this run does not repeat: it must exist and match the run's scale and seeds. */
-async function savedPart(name: StudyName, run: StudiesRun): Promise<StudyPart> {
+/** The saved part of a study this run does not repeat (undefined: none yet); it must match the run's scale and seeds. */
+async function savedPart(name: StudyName, run: StudiesRun): Promise<StudyPart | undefined> {
   const path = partPath(run.out, name);
-  let part: StudyPart;
-  try {
-    part = JSON.parse(await readFile(path, 'utf8')) as StudyPart;
-  } catch {
-    throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --studies leaves out "${name}", but ${path} holds no saved result of it: run it first (or name it in --studies)`);
-  }
+  const text = await readFile(path, 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  const part = JSON.parse(text) as StudyPart;
   if (part.scale !== run.scale || part.seeds.join(',') !== run.seeds.join(',')) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `Flag --studies leaves out "${name}", but its saved result in ${path} is of scale ${part.scale}, seeds ${part.seeds.join(',')}; this run is scale ${run.scale}, seeds ${run.seeds.join(',')}`);
   }
@@ -93,12 +90,13 @@ async function savedPart(name: StudyName, run: StudiesRun): Promise<StudyPart> {
 }
 
 /**
- * Runs the studies named in `run.studies` (default both) and writes the summaries; a study left out keeps its
- * output from an earlier run into the same `out` (its saved part.json), so one half of a long run can be redone.
+ * Runs the studies named in `run.studies` (default both) and writes the summaries once every study has a result
+ * in `out`: a study left out keeps its output from an earlier run into the same `out` (its saved part.json), so
+ * the halves of a long run can run apart, or one half be redone.
  */
 export async function runStudies(reporter: Reporter, run: StudiesRun): Promise<void> {
   const chosen = run.studies ?? STUDY_NAMES;
-  const parts = {} as Record<StudyName, StudyPart>;
+  const parts: Partial<Record<StudyName, StudyPart>> = {};
   for (const name of STUDY_NAMES.filter((n) => !chosen.includes(n))) parts[name] = await savedPart(name, run); // before anything is replaced
   for (const part of ['summary.md', 'summary.json', ...chosen]) await rm(join(run.out, part), { recursive: true, force: true });
   for (const name of chosen) {
@@ -106,6 +104,16 @@ export async function runStudies(reporter: Reporter, run: StudiesRun): Promise<v
     parts[name] = await runPart(name, run, { reporter, out: join(run.out, name), device: run.device, scale: run.scale, seeds: run.seeds, overrides: run.overrides });
   }
   const { recommend, ccr } = parts;
+  if (!recommend || !ccr) {
+    const missing = recommend ? 'ccr' : 'recommend';
+    reporter.line(`\n${run.out} holds no result of the ${missing} study yet: summary.json and summary.md are written once it has one (--studies ${missing}).`);
+    return;
+  }
+  await writeSummaries(reporter, run, recommend, ccr);
+}
+
+/** summary.json and summary.md from both studies' parts, and the summary printed. */
+async function writeSummaries(reporter: Reporter, run: StudiesRun, recommend: StudyPart, ccr: StudyPart): Promise<void> {
   const minutes = recommend.minutes + ccr.minutes;
   const commands = recommend.command === ccr.command ? recommend.command : `${recommend.command} (recommendation), ${ccr.command} (ccr)`;
   await writeSummary(run.out, {
