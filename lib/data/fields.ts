@@ -4,7 +4,7 @@ import { dataError, type JsonlLocation } from './jsonl.js';
  * Field readers for record parsers: each names the full field path in its error
  * ("respondents[2].items[0].year: expected an integer but received \"1999\"").
  */
-export function describe(value: unknown): string {
+function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
