@@ -135,3 +135,21 @@ describe('rules of the parsers', () => {
     expect(() => parseMathRecord({ id: 'a', problem: 'p', answer: ' \t' }, at)).toThrow('field "answer": expected a non-blank string (LaTeX) or a number but received " \\t"');
   });
 });
+
+describe('docs/datasets.md', () => {
+  it('shows examples that their schema accepts, to the parser and to the JSON Schema file', () => {
+    const text = readFileSync(new URL('../docs/datasets.md', import.meta.url), 'utf8');
+    const sections = text.split(/^## `(\w+)\/1`/m).slice(1);
+    const checked: string[] = [];
+    for (let i = 0; i < sections.length; i += 2) {
+      const kind = sections[i] as RecordKind;
+      const block = /```json\n([\s\S]*?)```/.exec(sections[i + 1])![1];
+      for (const line of block.trim().split('\n')) {
+        const value = JSON.parse(line);
+        expect([accepts(PARSERS[kind], value), matchesSchema(schemaOf(kind), value)]).toEqual([true, true]);
+        checked.push(kind);
+      }
+    }
+    expect(new Set(checked)).toEqual(new Set(RECORD_KINDS));
+  });
+});
