@@ -1,31 +1,40 @@
 // The file commands of `grpo data`: validate a data file of a record kind, convert a public dataset's file.
 import { statSync } from 'node:fs';
 import { CONVERTERS, convertFile, type SourceFormat } from '../data/convert-file.js';
+import type { DataFault } from '../data/jsonl.js';
 import type { Distribution } from '../data/movies-multi-stats.js';
 import { RECORD_KINDS, type RecordKind } from '../data/schemas.js';
 import { validateFile, type ValidationSummary } from '../data/validate-file.js';
 import type { StatValue } from '../data/validate-stats.js';
 import { GrpoError } from '../errors.js';
-import type { Phase, Reporter } from './progress.js';
+import type { Reporter } from './progress.js';
 
 /** A flag value that must be one of `choices`. */
-export function choiceFlag<T extends string>(flag: string, value: string | undefined, choices: readonly T[]): T {
+function choiceFlag<T extends string>(flag: string, value: string | undefined, choices: readonly T[]): T {
   if (value !== undefined && (choices as readonly string[]).includes(value)) return value as T;
   throw new GrpoError('GRPO_INVALID_ARGUMENT', `--${flag}: expected one of ${choices.join(', ')} but received ${value === undefined ? 'nothing' : `"${value}"`}`);
 }
 
 export const SOURCE_FORMATS = Object.keys(CONVERTERS) as SourceFormat[];
 
-/** A phase over the bytes of `file`, in KiB (the file's size is known, its line count is not). */
-function bytesPhase(reporter: Reporter, name: string, file: string): { phase: Phase; at: (bytes: number, status?: string) => void } {
-  let size = 0;
+interface BytesProgress {
+  at(bytes: number, status?: string): void;
+  done(summary: string): void;
+}
+
+/**
+ * A phase over the bytes of `file`, in KiB (its size is known, its line count is not). None for a file that
+ * cannot be read: the reader then fails with what the file should hold, and no bar is left half drawn.
+ */
+function bytesPhase(reporter: Reporter, name: string, file: string): BytesProgress {
+  let kib: number;
   try {
-    size = statSync(file).size;
+    kib = Math.max(1, Math.ceil(statSync(file).size / 1024));
   } catch {
-    // the reader reports an unreadable file with what it should hold
+    return { at: () => undefined, done: () => undefined };
   }
-  const phase = reporter.phase(name, Math.max(1, Math.ceil(size / 1024)), 'KiB');
-  return { phase, at: (bytes, status) => phase.update(Math.min(Math.ceil(bytes / 1024), Math.ceil(size / 1024)), status) };
+  const phase = reporter.phase(name, kib, 'KiB');
+  return { at: (bytes, status) => phase.update(Math.min(Math.ceil(bytes / 1024), kib), status), done: (summary) => phase.done(summary) };
 }
 
 /** "respondentsPerRequest" → "respondents per request" */
@@ -55,11 +64,12 @@ export async function runValidate(file: string, kindFlag: string | undefined, js
   const kind = choiceFlag<RecordKind>('kind', kindFlag, RECORD_KINDS);
   const progress = bytesPhase(reporter, `validate ${kind}`, file);
   let bad = 0;
-  const summary = await validateFile(file, kind, {
-    onBad: (fault) => (bad++, reporter.line(fault.message)),
-    onProgress: (bytes, lines) => progress.at(bytes, `${lines} lines, ${bad} bad`),
-  });
-  progress.phase.done(`${summary.records} good records, ${summary.badLines} bad lines`);
+  const onBad = (fault: DataFault) => {
+    bad++;
+    reporter.line(fault.message);
+  };
+  const summary = await validateFile(file, kind, { onBad, onProgress: (bytes, lines) => progress.at(bytes, `${lines} lines, ${bad} bad`) });
+  progress.done(`${summary.records} good records, ${summary.badLines} bad lines`);
   for (const line of json ? [JSON.stringify(summary, null, 2)] : formatValidation(summary)) reporter.line(line);
   if (summary.badLines > 0) {
     throw new GrpoError('GRPO_DATA_FORMAT', `${summary.badLines} of ${summary.lines} lines of ${file} are not valid ${summary.schema} records (listed above)`);
@@ -72,7 +82,7 @@ export async function runConvert(input: string, fromFlag: string | undefined, ou
   const progress = bytesPhase(reporter, `convert ${from}`, input);
   const summary = await convertFile(input, out, from, (bytes) => progress.at(bytes));
   const dropped = summary.dropped > 0 ? `, ${summary.dropped} dropped (nothing to convert)` : '';
-  progress.phase.done(`${summary.written} records`);
+  progress.done(`${summary.written} records`);
   reporter.line(`${summary.written} ${summary.kind} records written from ${summary.read} ${from} records${dropped}`);
   reporter.line(`Wrote ${out}`);
 }

@@ -24,6 +24,7 @@ export function objectAt(value: unknown, at: JsonlLocation, path: string): Recor
   return value as Record<string, unknown>;
 }
 
+/** The path of `key` inside `path` ("record" is the top level: its keys stand alone). */
 export function join(path: string, key: string): string {
   return path === 'record' ? key : `${path}.${key}`;
 }

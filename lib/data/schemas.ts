@@ -47,7 +47,7 @@ export interface RecommendRecord<Item extends RecItem = RecItem> {
 /** A film request: every item has its year (the ±2-year rule of the film rewards needs one). */
 export type RecRequest = RecommendRecord<TitleYear>;
 
-/** `year` (integer) and `creator` (string) of an item: at least one, or `year` alone when `needYear`. */
+/** `year` (integer) and `creator` (string) of an item: at least one of them, and the year when `needYear`. */
 function itemKeys(item: Fields, at: JsonlLocation, path: string, needYear: boolean): { year?: number; creator?: string } {
   const year = optional(item, 'year', (r, k) => integerAt(r, k, at, path));
   const creator = optional(item, 'creator', (r, k) => stringAt(r, k, at, path));
