@@ -3,8 +3,9 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { protoqaToQa, redialToRequest } from './convert.js';
+import { PROTOQA_FILE, protoqaToQa, REDIAL_FILE, redialToRequest } from './convert.js';
 import { parseJsonlLine, readLines, type RecordParser } from './jsonl.js';
+import { GSM8K_FILE, MATH_FILE } from './math.js';
 import { deepmathToMath, gsm8kToMath, mathToMath, parseMathRecord } from './math-record.js';
 import { parseCatalogEntry, parseQaRecord, parseRecommendRecord, SCHEMA_VERSIONS, type RecordKind } from './schemas.js';
 
@@ -19,11 +20,11 @@ interface Converter {
 
 /** The source formats `grpo data convert --from` reads. */
 export const CONVERTERS = Object.freeze({
-  gsm8k: { kind: 'math', convert: gsm8kToMath, expected: 'GSM8K JSONL: one { question, answer } a line' },
-  math: { kind: 'math', convert: mathToMath, expected: 'MATH-style JSONL: one { problem, answer or solution with \\boxed{} } a line' },
-  deepmath: { kind: 'math', convert: deepmathToMath, expected: 'DeepMath-style JSONL: one { question, final_answer } a line' },
-  redial: { kind: 'recommend', convert: redialToRequest, expected: 'ReDial JSONL: one dialogue with messages and movieMentions a line' },
-  protoqa: { kind: 'qa', convert: protoqaToQa, expected: 'ProtoQA JSONL: one question with answers and clusters a line' },
+  gsm8k: { kind: 'math', convert: gsm8kToMath, expected: GSM8K_FILE },
+  math: { kind: 'math', convert: mathToMath, expected: MATH_FILE },
+  deepmath: { kind: 'math', convert: deepmathToMath, expected: 'DeepMath-style JSONL: one {"question", "final_answer"} record a line' },
+  redial: { kind: 'recommend', convert: redialToRequest, expected: REDIAL_FILE },
+  protoqa: { kind: 'qa', convert: protoqaToQa, expected: PROTOQA_FILE },
 } satisfies Record<string, Converter>);
 
 export type SourceFormat = keyof typeof CONVERTERS;

@@ -88,15 +88,19 @@ export function parseMathDataset(text: string, source = 'math'): MathProblem[] {
   return parseJsonl(text, parseMathSourceRecord, source);
 }
 
+/** What a GSM8K or a MATH-style file holds, for the error when it cannot be read. */
+export const GSM8K_FILE = 'GSM8K JSONL: one {"question", "answer"} record a line';
+export const MATH_FILE = 'MATH-style JSONL: one {"problem", "answer" or "solution"} record a line';
+
 /** Reads and parses a GSM8K JSONL file. */
 export async function loadGsm8k(path: string | URL): Promise<MathProblem[]> {
-  const text = await readUserText(path, 'GSM8K JSONL: one {"question", "answer"} record a line');
+  const text = await readUserText(path, GSM8K_FILE);
   return parseGsm8k(text, String(path).split('/').pop());
 }
 
 /** Reads and parses a MATH-style JSONL file (e.g. MATH-500). */
 export async function loadMathDataset(path: string | URL): Promise<MathProblem[]> {
-  const text = await readUserText(path, 'MATH-style JSONL: one {"problem", "answer" or "solution"} record a line');
+  const text = await readUserText(path, MATH_FILE);
   return parseMathDataset(text, String(path).split('/').pop());
 }
 
