@@ -59,9 +59,12 @@ export function redialToRequest(value: unknown, at: JsonlLocation): RecRequest |
   };
 }
 
+/** What a ReDial file holds, for the error when it cannot be read. */
+export const REDIAL_FILE = 'ReDial JSONL: one dialogue with messages and movieMentions a line';
+
 /** All ReDial dialogues of a file as requests, with the number of dialogues dropped for lack of items. */
 export function convertRedial(path: string): { requests: RecRequest[]; dropped: number } {
-  const converted = readJsonlSync(path, redialToRequest, 'ReDial JSONL: one dialogue with messages and movieMentions a line');
+  const converted = readJsonlSync(path, redialToRequest, REDIAL_FILE);
   const requests = converted.filter((r): r is RecRequest => r !== null);
   return { requests, dropped: converted.length - requests.length };
 }
@@ -99,7 +102,10 @@ export function protoqaToQa(value: unknown, at: JsonlLocation): QaRecord {
   };
 }
 
+/** What a ProtoQA file holds, for the error when it cannot be read. */
+export const PROTOQA_FILE = 'ProtoQA JSONL: one question with answers and clusters a line';
+
 /** All ProtoQA questions of a file as QA records. */
 export function convertProtoqa(path: string): QaRecord[] {
-  return readJsonlSync(path, protoqaToQa, 'ProtoQA JSONL: one question with answers and clusters a line');
+  return readJsonlSync(path, protoqaToQa, PROTOQA_FILE);
 }

@@ -1,6 +1,20 @@
 // Data layer: JSONL reading with located errors, record schemas, seeded samplers, converters, benchmarks.
 export { convertProtoqa, convertRedial, protoqaToQa, redialToRequest } from './convert.js';
-export { dataError, parseJsonl, readJsonl, readJsonlSync, type JsonlLocation, type RecordParser } from './jsonl.js';
+export { CONVERTERS, convertFile, type ConvertSummary, type SourceFormat } from './convert-file.js';
+export {
+  dataError,
+  DataFormatError,
+  parseJsonl,
+  parseJsonlLine,
+  readJsonl,
+  readJsonlSync,
+  readLines,
+  type DataFault,
+  type JsonlLine,
+  type JsonlLocation,
+  type RecordParser,
+} from './jsonl.js';
+export { deepmathToMath, gsm8kToMath, mathToMath, parseMathRecord, type MathRecord } from './math-record.js';
 export {
   generateMoviesMulti,
   MOVIES_MULTI_DEFAULTS,
@@ -27,11 +41,20 @@ export { CONSTRAINT_SHAPES, constraintShape, renderRequest, type MoviesMultiCons
 export { mixSeed, mulberry32, pickOne, randomInt, shuffleInPlace, weightedIndex, type Random } from './rng.js';
 export { createSampler, PromptSampler, SAMPLER_DEFAULTS, type SampledPrompt, type SamplerOptions, type SamplerUnit } from './samplers.js';
 export {
+  parseCatalogEntry,
   parseCatalogRecord,
   parseQaRecord,
+  parseRecommendRecord,
   parseRequestRecord,
+  RECORD_KINDS,
+  SCHEMA_VERSIONS,
+  type CatalogEntry,
   type CatalogRecord,
   type QaRecord,
+  type RecommendRecord,
+  type RecordKind,
   type RecRequest,
   type Respondent,
 } from './schemas.js';
+export { validateFile, type ValidateOptions, type ValidationSummary } from './validate-file.js';
+export type { StatValue } from './validate-stats.js';

@@ -2,6 +2,7 @@
  * Math problem sets for CCR: GSM8K and MATH-style JSONL loaders (line-numbered errors) and a seeded
  * packer that forms groups of N problems in a fixed or shuffled order.
  */
+import { basename } from 'node:path';
 import { GrpoError } from '../errors.js';
 import { readUserText } from '../user-files.js';
 import * as opt from '../options/schema.js';
@@ -35,7 +36,11 @@ type Fields = Record<string, unknown>;
 const optionalString = (record: Fields, key: string, at: JsonlLocation) =>
   record[key] === undefined ? undefined : stringAt(record, key, at);
 
-function gsm8kProblem(value: unknown, at: JsonlLocation): MathProblem {
+/** The id of a record without one: the file's name and the line ("gsm8k-test.jsonl-12"). */
+export const lineId = (at: JsonlLocation) => `${basename(at.source)}-${at.line}`;
+
+/** Record parser for GSM8K lines (see {@link parseGsm8k}). */
+export function parseGsm8kRecord(value: unknown, at: JsonlLocation): MathProblem {
   const record = objectAt(value, at, 'record');
   const question = stringAt(record, 'question', at);
   const answerField = stringAt(record, 'answer', at);
@@ -44,17 +49,18 @@ function gsm8kProblem(value: unknown, at: JsonlLocation): MathProblem {
   const solution = optionalString(record, 'solution', at) ?? (original ? answerField : undefined);
   const answer = original ? gsm8kFinalAnswer(answerField) : answerField.trim();
   if (!answer) throw dataError(at, 'empty answer', 'answer');
-  const id = optionalString(record, 'id', at) ?? `${at.source}-${at.line}`;
+  const id = optionalString(record, 'id', at) ?? lineId(at);
   return { id, question, answer, ...(solution === undefined ? {} : { solution }) };
 }
 
-function mathProblem(value: unknown, at: JsonlLocation): MathProblem {
+/** Record parser for MATH-style lines (see {@link parseMathDataset}). */
+export function parseMathSourceRecord(value: unknown, at: JsonlLocation): MathProblem {
   const record = objectAt(value, at, 'record');
   const question = optionalString(record, 'problem', at) ?? stringAt(record, 'question', at);
   const solution = optionalString(record, 'solution', at);
   const answer = optionalString(record, 'answer', at) ?? (solution === undefined ? undefined : lastBoxed(solution));
   if (answer === undefined || answer.trim() === '') throw dataError(at, 'no "answer" and no \\boxed{…} in "solution"', 'answer');
-  const id = optionalString(record, 'id', at) ?? optionalString(record, 'unique_id', at) ?? `${at.source}-${at.line}`;
+  const id = optionalString(record, 'id', at) ?? optionalString(record, 'unique_id', at) ?? lineId(at);
   const subject = optionalString(record, 'subject', at);
   const level = record.level;
   return {
@@ -71,7 +77,7 @@ function mathProblem(value: unknown, at: JsonlLocation): MathProblem {
  * @param source - name used in error messages ("gsm8k-test.jsonl:12: …")
  */
 export function parseGsm8k(text: string, source = 'gsm8k'): MathProblem[] {
-  return parseJsonl(text, gsm8kProblem, source);
+  return parseJsonl(text, parseGsm8kRecord, source);
 }
 
 /**
@@ -79,18 +85,22 @@ export function parseGsm8k(text: string, source = 'gsm8k'): MathProblem[] {
  * `solution`); optional `id`/`unique_id`, `solution`, `subject`, `level`.
  */
 export function parseMathDataset(text: string, source = 'math'): MathProblem[] {
-  return parseJsonl(text, mathProblem, source);
+  return parseJsonl(text, parseMathSourceRecord, source);
 }
+
+/** What a GSM8K or a MATH-style file holds, for the error when it cannot be read. */
+export const GSM8K_FILE = 'GSM8K JSONL: one {"question", "answer"} record a line';
+export const MATH_FILE = 'MATH-style JSONL: one {"problem", "answer" or "solution"} record a line';
 
 /** Reads and parses a GSM8K JSONL file. */
 export async function loadGsm8k(path: string | URL): Promise<MathProblem[]> {
-  const text = await readUserText(path, 'GSM8K JSONL: one {"question", "answer"} record a line');
+  const text = await readUserText(path, GSM8K_FILE);
   return parseGsm8k(text, String(path).split('/').pop());
 }
 
 /** Reads and parses a MATH-style JSONL file (e.g. MATH-500). */
 export async function loadMathDataset(path: string | URL): Promise<MathProblem[]> {
-  const text = await readUserText(path, 'MATH-style JSONL: one {"problem", "answer" or "solution"} record a line');
+  const text = await readUserText(path, MATH_FILE);
   return parseMathDataset(text, String(path).split('/').pop());
 }
 

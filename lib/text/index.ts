@@ -3,5 +3,5 @@
 export { closingBrace, findBoxed, lastBoxed, type BoxedMatch } from './boxed.js';
 export { Catalog, formatCatalogIndex, type TitleYear } from './catalog.js';
 export { itemKey, normalizeTitle, TITLE_NORMALIZATIONS, type TitleNormalization } from './normalize.js';
-export type { QaAnswer, SeenEntry } from './records.js';
+export type { QaAnswer, RecItem, SeenEntry } from './records.js';
 export { cleanTitle, isCleanTitle } from './title.js';
