@@ -95,6 +95,7 @@ console.log(`cpu path ${cpuPath()}, bf16 products ${matmulBf16Native() ? `native
   + ' FMA roof (float32) measured before each row, same thread count');
 console.table([1, 2].flatMap(rowsFor));
 setThreads(defaultThreads);
-const { a: gemmA, b: gemmB, out: gemmC } = operands(SHAPES[1]); // NT tile 256×4096×512
-await asyncCopyCost('matmul NT 256x4096x512', (x, a) => (a ? matmul : matmulSync)(x.a, x.b, { m: 256, n: 4096, k: 512 }, { transB: true, out: x.c }),
-  { a: gemmA, b: gemmB, c: gemmC });
+// The NT tile's own shape (it was 256 × 4096 before the fused head's tile became 512 × 2048; this call kept the old one).
+const { a: gemmA, b: gemmB, out: gemmC, layout: { m: tileM, n: tileN, k: tileK } } = operands(SHAPES[1]);
+await asyncCopyCost(`matmul NT ${tileM}x${tileN}x${tileK}`,
+  (x, a) => (a ? matmul : matmulSync)(x.a, x.b, { m: tileM, n: tileN, k: tileK }, { transB: true, out: x.c }), { a: gemmA, b: gemmB, c: gemmC });
