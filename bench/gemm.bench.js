@@ -1,7 +1,8 @@
 // GEMM throughput on the LM-head shapes, on 1 and 2 threads, against the FMA roof measured in
 // the same run. Each product is checked against the float64 triple loop (first and last rows)
-// before it is timed. Where the CPU has AVX512_BF16, the bf16-product variant is timed too. Run: npx tsc -p tsconfig.json && node bench/gemm.bench.js
-import { cpuPath, getThreads, matmul, matmulBf16Native, matmulSync, setThreads } from '../dist/index.js';
+// before it is timed. Where the CPU has AVX512_BF16, the bf16-product variant is timed too (AMX tiles
+// where the CPU has AMX-BF16; the header line names the kernel). Run: npx tsc -p tsconfig.json && node bench/gemm.bench.js
+import { cpuPath, getThreads, matmul, matmulBf16Kernel, matmulBf16Native, matmulSync, setThreads } from '../dist/index.js';
 import { gemmReference } from '../dist/reference/gemm.js';
 import { measureFmaGflops } from './roof.js';
 import { asyncCopyCost, fixed, once } from './timing.js';
@@ -90,10 +91,11 @@ function rowsFor(threads) {
 }
 
 const defaultThreads = getThreads();
-console.log(`cpu path ${cpuPath()}, bf16 products ${matmulBf16Native() ? 'native' : 'unavailable'}; GFLOP/s = 2·m·n·k / time;`
+console.log(`cpu path ${cpuPath()}, bf16 products ${matmulBf16Native() ? `native (${matmulBf16Kernel()})` : 'unavailable'}; GFLOP/s = 2·m·n·k / time;`
   + ' FMA roof (float32) measured before each row, same thread count');
 console.table([1, 2].flatMap(rowsFor));
 setThreads(defaultThreads);
-const { a: gemmA, b: gemmB, out: gemmC } = operands(SHAPES[1]); // NT tile 256×4096×512
-await asyncCopyCost('matmul NT 256x4096x512', (x, a) => (a ? matmul : matmulSync)(x.a, x.b, { m: 256, n: 4096, k: 512 }, { transB: true, out: x.c }),
-  { a: gemmA, b: gemmB, c: gemmC });
+// The NT tile's own shape (it was 256 × 4096 before the fused head's tile became 512 × 2048; this call kept the old one).
+const { a: gemmA, b: gemmB, out: gemmC, layout: { m: tileM, n: tileN, k: tileK } } = operands(SHAPES[1]);
+await asyncCopyCost(`matmul NT ${tileM}x${tileN}x${tileK}`,
+  (x, a) => (a ? matmul : matmulSync)(x.a, x.b, { m: tileM, n: tileN, k: tileK }, { transB: true, out: x.c }), { a: gemmA, b: gemmB, c: gemmC });

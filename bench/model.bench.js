@@ -4,7 +4,7 @@
 // matmuls (the same GEMM shapes timed alone) and achieved GFLOP/s against the FMA roof of this run.
 // Before timing, cached generation is checked against full recomputation (the plain reference path).
 // Run: npx tsc -p tsconfig.json && node bench/model.bench.js [--qwen05b]
-import { BuiltinPolicy, cpuPath, getThreads, matmulSync, sftLoss } from '../dist/index.js';
+import { BuiltinPolicy, cpuPath, getThreads, matmulBf16Kernel, matmulSync, sftLoss } from '../dist/index.js';
 import { measureRoofs } from './roof.js';
 import { batchOf, DEMO, QWEN05B } from './model-shapes.js';
 import { fixed, peakRssMb } from './timing.js';
@@ -108,6 +108,6 @@ async function qwen05b() {
 }
 
 const roofs = await measureRoofs();
-console.log(`threads ${getThreads()}, ${cpuPath()}, FMA roof ${fixed(roofs.fmaGflops, 1)} GFLOP/s, read roof ${fixed(roofs.readGBs, 1)} GB/s`);
+console.log(`threads ${getThreads()}, ${cpuPath()}, bf16 kernel ${matmulBf16Kernel()}, FMA roof ${fixed(roofs.fmaGflops, 1)} GFLOP/s, read roof ${fixed(roofs.readGBs, 1)} GB/s`);
 const rows = process.argv.includes('--qwen05b') ? await qwen05b() : await demo(roofs);
 console.table(Object.fromEntries(rows.map(([k, v]) => [k, v])));

@@ -17,7 +17,9 @@ export {
   type LinearLogprobBackwardOptions,
   type LinearLogprobGradients,
 } from './kernels/logprob.js';
-export { matmul, matmulSync, matmulBf16Native, type MatmulOptions, type MatmulShape } from './kernels/gemm.js';
+export {
+  matmul, matmulSync, matmulBf16Native, matmulBf16Kernel, type MatmulBf16Kernel, type MatmulOptions, type MatmulShape,
+} from './kernels/gemm.js';
 export * from './text/index.js';
 export * from './rewards/index.js';
 export { upstreamYear } from './rewards/items-rankgrpo.js';

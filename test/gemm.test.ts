@@ -2,7 +2,7 @@
 // the async form, bitwise reproducibility across thread counts, and typed errors.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { getThreads, matmul, matmulBf16Native, matmulSync, setThreads, type MatmulOptions } from '../lib/index.js';
+import { cpuPath, getThreads, matmul, matmulBf16Kernel, matmulBf16Native, matmulSync, setThreads, type MatmulOptions } from '../lib/index.js';
 import { gemmReference, type GemmLayout } from '../lib/reference/gemm.js';
 import { expectClose } from './helpers/close.js';
 import { codeOf } from './helpers/errors.js';
@@ -71,14 +71,32 @@ describe('matmul matches the float64 reference', () => {
   });
 });
 
-/** Nearest-even bfloat16 value of each float (finite inputs), as the BF16 kernel packs them. */
+/** Nearest-even bfloat16 value of each float (finite inputs and ±Infinity; NaN stays NaN), as the BF16 kernels pack them. */
 function roundToBf16(x: Float32Array): Float32Array {
   const bits = new Uint32Array(Float32Array.from(x).buffer);
-  for (let i = 0; i < bits.length; i++) bits[i] = ((bits[i] + 0x7fff + ((bits[i] >>> 16) & 1)) & 0xffff0000) >>> 0;
+  for (let i = 0; i < bits.length; i++) {
+    if (!Number.isNaN(x[i])) bits[i] = ((bits[i] + 0x7fff + ((bits[i] >>> 16) & 1)) & 0xffff0000) >>> 0;
+  }
   return new Float32Array(bits.buffer);
 }
 
+/** The bf16 product of a case and the reference on bf16-rounded inputs (where native; else the float32 product). */
+function bf16Case(c: Case, seed: number, poison?: (a: Float32Array, b: Float32Array) => void) {
+  const x = inputs(c, seed);
+  poison?.(x.a, x.b);
+  const native = matmulBf16Native();
+  const [ra, rb] = native ? [roundToBf16(x.a), roundToBf16(x.b)] : [x.a, x.b];
+  const expected = gemmReference(ra, rb, Float32Array.from(x.out), { ...c, lda: x.lda, ldb: x.ldb, ldc: x.ldc });
+  const options: MatmulOptions = { transA: c.transA, transB: c.transB, alpha: c.alpha, beta: c.beta, lda: x.lda, ldb: x.ldb, ldc: x.ldc, out: x.out, bf16: true };
+  return { got: matmulSync(x.a, x.b, { m: c.m, n: c.n, k: c.k }, options), expected };
+}
+
 describe('matmul with bf16', () => {
+  it('names the kernel it runs: AMX or AVX512_BF16 where native, the float32 path elsewhere', () => {
+    const kernel = matmulBf16Kernel();
+    expect(matmulBf16Native() ? ['amx_bf16', 'avx512_bf16'] : [cpuPath()]).toContain(kernel);
+  });
+
   it('equals the reference on bf16-rounded inputs where native, and the float32 product elsewhere', () => {
     const a = randomNormal(37 * 301, 1, 13), b = randomNormal(301 * 70, 1, 14); // [37, 301], [301, 70]
     const native = matmulBf16Native();
@@ -86,6 +104,51 @@ describe('matmul with bf16', () => {
     const layout = { transA: false, transB: false, m: 37, n: 70, k: 301, alpha: 1, beta: 0, lda: 301, ldb: 70, ldc: 70 };
     const expected = gemmReference(ra, rb, new Float32Array(37 * 70), layout);
     expectClose(matmulSync(a, b, { m: 37, n: 70, k: 301 }, { bf16: true }), expected, { atol: 2e-4, rtol: 1e-5 });
+  });
+
+  // Edges of the AMX tiles (16 rows and columns, 32 k per step) and of the vdpbf16ps k-pairs (odd k).
+  for (const transA of [false, true])
+    for (const transB of [false, true])
+      it(`transA=${transA} transB=${transB}: 1×1×1, k = 1, odd k, 15/17/33, a 1000+ dimension, alpha/beta, padded strides`, () => {
+        const shapes: [number, number, number, number, number][] = [
+          [1, 1, 1, 1, 0], [17, 15, 1, 1, 0], [15, 33, 17, 0.5, 1], [33, 17, 15, -1, 0.25], [16, 32, 33, 1, 0], [1030, 17, 65, 2, -0.5], [5, 40, 1031, 1, 1],
+        ];
+        shapes.forEach(([m, n, k, alpha, beta], i) => {
+          const { got, expected } = bf16Case({ transA, transB, m, n, k, alpha, beta, pad: i % 3 }, 40 + i);
+          expectClose(got, expected, { atol: 1e-5 * Math.sqrt(k + 1) * 4, rtol: 1e-5 });
+        });
+      });
+
+  it('NaN and ±Infinity in A and B reach the same elements of C as in the reference', () => {
+    const c: Case = { transA: false, transB: true, m: 35, n: 37, k: 41, alpha: 1, beta: 0, pad: 0 };
+    const { got, expected } = bf16Case(c, 60, (a, b) => {
+      a[2 * 41 + 5] = Infinity; a[33 * 41 + 40] = -Infinity; a[20 * 41] = NaN; // A [35, 41]
+      b[3 * 41 + 7] = NaN; b[36 * 41 + 40] = Infinity; b[16 * 41 + 5] = -Infinity; // B [37, 41]
+    });
+    expect(got.some((v) => Number.isNaN(v)) && got.some((v) => v === Infinity || v === -Infinity)).toBe(true);
+    got.forEach((v, i) => {
+      const e = expected[i];
+      if (Number.isNaN(e)) expect(v).toBeNaN();
+      else if (!Number.isFinite(e)) expect(v).toBe(e);
+      else expect(Math.abs(v - e)).toBeLessThanOrEqual(1e-4 + 1e-5 * Math.abs(e));
+    });
+  });
+
+  it('beta = 0 ignores NaN in C', () => {
+    const a = randomNormal(17 * 40, 1, 61), b = randomNormal(40 * 33, 1, 62); // [17, 40], [40, 33]
+    const out = matmulSync(a, b, { m: 17, n: 33, k: 40 }, { bf16: true, out: new Float32Array(17 * 33).fill(NaN) });
+    expect(out.every((v) => Number.isFinite(v))).toBe(true);
+  });
+
+  it('gives identical bits on 1 and 2 threads and on every call', () => {
+    const a = randomNormal(70 * 1031, 1, 63), b = randomNormal(600 * 1031, 1, 64); // [70, 1031], [600, 1031]
+    const product = () => matmulSync(a, b, { m: 70, n: 600, k: 1031 }, { transB: true, bf16: true });
+    setThreads(1);
+    const one = product();
+    setThreads(2);
+    const two = product(), again = product();
+    expect(Buffer.from(two.buffer).equals(Buffer.from(one.buffer))).toBe(true);
+    expect(Buffer.from(again.buffer).equals(Buffer.from(two.buffer))).toBe(true);
   });
 });
 

@@ -97,6 +97,17 @@ describe('training', () => {
     expect(last).toBeLessThan(first * 0.8);
   });
 
+  it('bf16 dense matmuls train bitwise identically on 1 and 2 threads (AMX or AVX512_BF16 where the CPU has them)', async () => {
+    const run = async (threads: number) => {
+      setThreads(threads);
+      const policy = BuiltinPolicy.create(tiny, { seed: 3, bf16Matmuls: true });
+      const batch = { prompts, completions: [randomInts(6, 37, 16), randomInts(3, 37, 17), randomInts(8, 37, 18)] };
+      for (let i = 0; i < 2; i++) await policy.step(batch, sftLoss());
+      return (await policy.score(batch)).logp;
+    };
+    expect(await run(2)).toEqual(await run(1));
+  });
+
   it('concurrent calls on a policy and its clone give the results of sequential calls', async () => {
     const policy = BuiltinPolicy.create(tiny, { seed: 8 });
     const reference = await policy.clone();

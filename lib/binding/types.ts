@@ -100,6 +100,8 @@ export type NativeLossStats = Record<
 >;
 
 /** The layout of C = alpha·op(A)·op(B) + beta·C (row-major; native/include/grpo/gemm.h). */
+/** The kernel the bf16 GEMM runs: AMX tiles, vdpbf16ps, or (not native) the float32 GEMM of the CPU path. */
+export type MatmulBf16Kernel = 'amx_bf16' | 'avx512_bf16' | 'avx512' | 'avx2' | 'generic';
 export type NativeGemmLayout = Record<'transA' | 'transB', boolean> & Record<'m' | 'n' | 'k' | 'alpha' | 'beta' | 'lda' | 'ldb' | 'ldc', number>;
 
 /**
@@ -261,9 +263,11 @@ export interface NativeBinding extends KernelBinding, ModelBinding {
   /** FMA roof probe: 12 independent FMA chains per thread for `iterations` rounds. */
   probeFma(iterations: number): { seconds: number; flops: number };
   gemm(a: F32, b: F32, c: F32, layout: NativeGemmLayout, async: boolean): Done;
-  /** gemm with bfloat16-rounded inputs where the CPU has AVX512_BF16 (same arguments). */
+  /** gemm with bfloat16-rounded inputs where the CPU has AVX512_BF16 (AMX-BF16 tiles where it has those too). */
   gemmBf16: NativeBinding['gemm'];
   gemmBf16Native(): boolean;
+  /** The kernel gemmBf16 runs: 'amx_bf16', 'avx512_bf16', or the float32 path's name where it is not native. */
+  gemmBf16Kernel(): MatmulBf16Kernel;
 }
 
 /** The kernel methods the CUDA addon implements, with the CPU addon's signatures. */

@@ -1,5 +1,6 @@
 // Single-precision matrix multiply C = alpha · op(A) · op(B) + beta · C on the native core.
 import { native } from '../binding/index.js';
+import type { MatmulBf16Kernel } from '../binding/types.js';
 import { GrpoError } from '../errors.js';
 import type { GemmLayout } from '../reference/gemm.js';
 import { MATMUL_DEFAULTS, MATMUL_OPTIONS, type MatmulOptions } from '../options/gemm.js';
@@ -8,6 +9,7 @@ import * as check from '../validate.js';
 import { rejectOnThrow, runNative } from './native-call.js';
 
 export { MATMUL_DEFAULTS, MATMUL_OPTIONS, type MatmulOptions } from '../options/gemm.js';
+export type { MatmulBf16Kernel } from '../binding/types.js';
 
 /** Shape of one product: op(A) is [m, k], op(B) is [k, n], C is [m, n]. */
 export interface MatmulShape {
@@ -81,6 +83,15 @@ export function matmul(a: Float32Array, b: Float32Array, shape: MatmulShape, opt
 /** True when `matmul(..., { bf16: true })` runs bfloat16 products on this CPU (AVX512_BF16). */
 export function matmulBf16Native(): boolean {
   return native().gemmBf16Native();
+}
+
+/**
+ * The kernel `matmul(..., { bf16: true })` runs on this CPU: 'amx_bf16' (AMX tiles, where the CPU has AMX-BF16 and
+ * Linux grants the tile state), 'avx512_bf16' (vdpbf16ps), or where bf16 is not native the float32 path's name.
+ * The two bf16 kernels sum in different orders, so they may differ in the last bits.
+ */
+export function matmulBf16Kernel(): MatmulBf16Kernel {
+  return native().gemmBf16Kernel();
 }
 
 /** Synchronous {@link matmul}: blocks the calling thread; for small products. */

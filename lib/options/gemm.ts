@@ -13,8 +13,8 @@ export const MATMUL_OPTIONS = {
   ldb: stride('Row stride of `b`.', 'the stored row width (n, or k with transB)'),
   ldc: stride('Row stride of C, at least n.', 'n'),
   out: opaque<Float32Array>('Float32Array [m, ldc]', 'C, written in place and returned.', 'a new Float32Array(m · ldc)'),
-  bf16: boolean(false, 'Round A and B to bfloat16 and multiply with float32 sums (AVX512_BF16, about twice as fast). Where '
-    + '`matmulBf16Native` is false this is the float32 product.'),
+  bf16: boolean(false, 'Round A and B to bfloat16 and multiply with float32 sums (AMX-BF16 tiles, else AVX512_BF16; '
+    + '`matmulBf16Kernel` names which). Where `matmulBf16Native` is false this is the float32 product.'),
 };
 
 export type MatmulOptions = OptionsOf<typeof MATMUL_OPTIONS>;

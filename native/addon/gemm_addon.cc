@@ -1,6 +1,7 @@
 // Binding of the GEMM: C is a caller-allocated typed array written in place (lib/kernels/gemm.ts).
 #include <string>
 
+#include "gemm/gemm_bf16.h"
 #include "grpo/gemm.h"
 #include "napi_util.h"
 #include "registry.h"
@@ -62,6 +63,8 @@ Napi::Value gemm_bf16(const Napi::CallbackInfo& info) { return gemm_with(info, &
 Napi::Value gemm_bf16_native(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), grpo_sgemm_bf16_native() != 0);
 }
+// For benchmarks and tests, beside the C ABI's yes/no (a name query there would grow the ABI).
+Napi::Value gemm_bf16_kernel(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), grpo::gemm_bf16_kernel()); }
 
 }  // namespace
 
@@ -69,6 +72,7 @@ void register_gemm(Napi::Env env, Napi::Object exports) {
   exports.Set("gemm", Napi::Function::New(env, gemm));
   exports.Set("gemmBf16", Napi::Function::New(env, gemm_bf16));
   exports.Set("gemmBf16Native", Napi::Function::New(env, gemm_bf16_native));
+  exports.Set("gemmBf16Kernel", Napi::Function::New(env, gemm_bf16_kernel));
 }
 
 }  // namespace grpo::addon

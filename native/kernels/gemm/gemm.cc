@@ -1,7 +1,8 @@
 // Blocked GEMM driver. For each chunk of rows (M) and of the sum (K), the rows of op(A) are
 // packed once into micro-panels [kc, mr]; for each chunk of columns (N) the columns of op(B)
 // are packed into micro-panels [kc, nr]; then tasks (blocks of C) run the register-tile
-// micro-kernel of the CPU's path (gemm_avx512.cc, gemm_avx2.cc, or the plain one below).
+// micro-kernel of the CPU's path (gemm_avx512.cc, gemm_avx2.cc, or the plain one below; for
+// gemm_bf16, gemm_amx.cc or gemm_avx512_bf16.cc).
 // Only the K chunking shapes the summation, and it depends on K alone: every C element sums
 // k-chunk after k-chunk in order, so the result is the same for any thread count or tiling.
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "gemm_bf16.h"
 #include "gemm_kernels.h"
 #include "grpo/grpo.h"
+#include "runtime/amx.h"
 #include "runtime/thread_pool.h"
 
 namespace grpo {
@@ -57,8 +59,13 @@ class Buffer {
   size_t capacity_ = 0;
 };
 
+// kc rounded up to the kernel's k_block: the k a panel holds, the padding zero.
+int64_t padded_k(const TileKernel& kn, int64_t kc) { return ceil_div(kc, kn.k_block) * kn.k_block; }
+
 // Floats one packed panel of `width` rows or columns takes (bf16 panels hold two k per float).
-int64_t panel_floats(const TileKernel& kn, int64_t kc, int width) { return (kn.to_pairs ? (kc + 1) / 2 : kc) * width; }
+int64_t panel_floats(const TileKernel& kn, int64_t kc, int width) {
+  return (kn.to_pairs ? padded_k(kn, kc) / 2 : kc) * width;
+}
 
 // panel [kc, width] = op(X)[i0 .. i0+count, k0 .. k0+kc] transposed, zero past `count`.
 void pack_floats(const TileKernel& kn, const Operand& x, int64_t i0, int64_t count, int64_t k0, int64_t kc, int width,
@@ -69,16 +76,21 @@ void pack_floats(const TileKernel& kn, const Operand& x, int64_t i0, int64_t cou
   for (int64_t k = 0; k < kc; ++k) std::memcpy(panel + k * width, x.data + (k0 + k) * x.ld + i0, count * sizeof(float));
 }
 
-// The kernel's panel: floats, or bf16 k-pairs (through a float panel with a zero row when kc is odd).
-void pack_panel(const TileKernel& kn, const Operand& x, int64_t i0, int64_t count, int64_t k0, int64_t kc, int width,
-                float* panel) {
+// The kernel's panel: its own packer (`direct`) where it has one, else floats, or bf16 k-pairs through a float
+// panel with zero rows up to k_block.
+void pack_panel(const TileKernel& kn, PackFn direct, const Operand& x, int64_t i0, int64_t count, int64_t k0,
+                int64_t kc, int width, float* panel) {
+  if (direct) {
+    const float* src = x.trans ? x.data + k0 * x.ld + i0 : x.data + i0 * x.ld + k0;
+    return direct(src, x.ld, !x.trans, static_cast<int>(count), kc, panel);
+  }
   if (!kn.to_pairs) return pack_floats(kn, x, i0, count, k0, kc, width, panel);
   thread_local Buffer scratch_buffer;
-  const int64_t even = kc + (kc & 1);
-  float* scratch = scratch_buffer.get(even * width);  // [even, width]
+  const int64_t padded = padded_k(kn, kc);
+  float* scratch = scratch_buffer.get(padded * width);  // [padded, width]
   pack_floats(kn, x, i0, count, k0, kc, width, scratch);
-  if (kc & 1) std::fill(scratch + kc * width, scratch + even * width, 0.0f);
-  kn.to_pairs(scratch, even, width, panel);
+  std::fill(scratch + kc * width, scratch + padded * width, 0.0f);
+  kn.to_pairs(scratch, padded, width, panel);
 }
 
 void generic_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int, int) {
@@ -109,7 +121,7 @@ void run_tile(const Chunk& ch, int64_t a_panel, int64_t b_panel) {
   const float* b = ch.b_pack + b_panel * panel_floats(kn, ch.kc, kn.nr);
   float* c = ch.C + (ch.m0 + a_panel * kn.mr) * ch.ldc + ch.n0 + b_panel * kn.nr;
   if (kn.edges || (rows == kn.mr && cols == kn.nr)) return kn.run(ch.kc, a, b, c, ch.ldc, ch.alpha, ch.beta, rows, cols);
-  alignas(64) float scratch[14 * 32];  // largest tile of any kernel
+  alignas(64) float scratch[14 * 32];  // holds the tile of any kernel without edges (6 × 16 today)
   kn.run(ch.kc, a, b, scratch, kn.nr, 1.0f, 0.0f, kn.mr, kn.nr);
   for (int r = 0; r < rows; ++r)
     for (int j = 0; j < cols; ++j) {
@@ -117,6 +129,22 @@ void run_tile(const Chunk& ch, int64_t a_panel, int64_t b_panel) {
       out = ch.alpha * scratch[r * kn.nr + j] + (ch.beta == 0.0f ? 0.0f : ch.beta * out);
     }
 }
+
+// The kernel's per-thread state (AMX: the tile configuration) while one thread runs a block of tasks.
+class KernelScope {
+ public:
+  explicit KernelScope(const TileKernel& kn) : leave_(kn.leave) {
+    if (kn.enter) kn.enter();
+  }
+  ~KernelScope() {
+    if (leave_) leave_();
+  }
+  KernelScope(const KernelScope&) = delete;
+  KernelScope& operator=(const KernelScope&) = delete;
+
+ private:
+  void (*leave_)();
+};
 
 // Tasks are blocks of C: [row part] × [kTaskCols columns]; each A micro-panel is reused from
 // L1 across the task's B micro-panels, which stream from L2.
@@ -126,6 +154,7 @@ void compute_chunk(const Chunk& ch) {
   const int64_t row_parts = std::min(a_panels, ceil_div(kMinTasks, col_tasks));
   const int64_t a_per_task = ceil_div(a_panels, row_parts);
   parallel_for(row_parts * col_tasks, 1, [&](int64_t begin, int64_t end) {
+    const KernelScope scope(ch.kernel);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t a_first = task / col_tasks * a_per_task, b_first = task % col_tasks * b_per_task;
       const int64_t a_last = std::min(a_panels, a_first + a_per_task), b_last = std::min(b_panels, b_first + b_per_task);
@@ -142,11 +171,11 @@ void pack_chunk(const TileKernel& kn, const Operand& a, const Operand& b, bool w
   parallel_for(a_panels + b_panels, kPanelsPerPackJob, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       if (p < a_panels) {
-        pack_panel(kn, a, m0 + p * kn.mr, std::min<int64_t>(kn.mr, mc - p * kn.mr), k0, kc, kn.mr,
+        pack_panel(kn, kn.pack_a, a, m0 + p * kn.mr, std::min<int64_t>(kn.mr, mc - p * kn.mr), k0, kc, kn.mr,
                    a_pack + p * panel_floats(kn, kc, kn.mr));
       } else {
         const int64_t q = p - a_panels;
-        pack_panel(kn, b, n0 + q * kn.nr, std::min<int64_t>(kn.nr, nc - q * kn.nr), k0, kc, kn.nr,
+        pack_panel(kn, kn.pack_b, b, n0 + q * kn.nr, std::min<int64_t>(kn.nr, nc - q * kn.nr), k0, kc, kn.nr,
                    b_pack + q * panel_floats(kn, kc, kn.nr));
       }
     }
@@ -172,18 +201,21 @@ TileKernel generic_kernel() { return {"generic", 6, 16, false, &generic_tile, &p
 TileKernel avx512_kernel() { return generic_kernel(); }
 TileKernel avx2_kernel() { return generic_kernel(); }
 TileKernel avx512_bf16_kernel() { return generic_kernel(); }
+TileKernel amx_bf16_kernel() { return generic_kernel(); }
 #endif
 
 const TileKernel* best_bf16_kernel() {
-  static const TileKernel kernel = avx512_bf16_kernel();
-  static const bool usable = [] {
+  static const TileKernel amx = amx_bf16_kernel(), avx512 = avx512_bf16_kernel();
+  static const TileKernel* const kernel = []() -> const TileKernel* {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return std::strcmp(grpo_cpu_path(), "avx512") == 0 && __builtin_cpu_supports("avx512bf16");
+    // AMX needs the AVX512_BF16 kernel's instructions too (its packers and epilogue).
+    if (std::strcmp(grpo_cpu_path(), "avx512") != 0 || !__builtin_cpu_supports("avx512bf16")) return nullptr;
+    return amx_bf16_usable() ? &amx : &avx512;
 #else
-    return false;
+    return nullptr;
 #endif
   }();
-  return usable ? &kernel : nullptr;
+  return kernel;
 }
 
 const TileKernel& best_kernel() {
@@ -204,8 +236,8 @@ void gemm_with(const TileKernel& kn, bool trans_a, bool trans_b, int64_t M, int6
   const Operand a{A, lda, trans_a}, b{B, ldb, !trans_b};
   const int64_t k_step = ceil_div(K, ceil_div(K, kMaxKC));  // equal k-chunks, from K alone
   thread_local Buffer a_buffer, b_buffer;
-  float* a_pack = a_buffer.get(ceil_div(std::min(M, kChunkRows), kn.mr) * kn.mr * k_step);
-  float* b_pack = b_buffer.get(ceil_div(std::min(N, kChunkCols), kn.nr) * kn.nr * k_step);
+  float* a_pack = a_buffer.get(ceil_div(std::min(M, kChunkRows), kn.mr) * panel_floats(kn, k_step, kn.mr));
+  float* b_pack = b_buffer.get(ceil_div(std::min(N, kChunkCols), kn.nr) * panel_floats(kn, k_step, kn.nr));
   for (int64_t m0 = 0; m0 < M; m0 += kChunkRows) {
     const int64_t mc = std::min(kChunkRows, M - m0);
     for (int64_t k0 = 0; k0 < K; k0 += k_step) {
@@ -282,6 +314,11 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, floa
 }
 
 bool gemm_bf16_native() { return gemm_detail::best_bf16_kernel() != nullptr; }
+
+const char* gemm_bf16_kernel() {
+  const gemm_detail::TileKernel* bf16 = gemm_detail::best_bf16_kernel();
+  return bf16 ? bf16->name : gemm_detail::best_kernel().name;
+}
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {

@@ -6,30 +6,9 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "gemm_avx512_inl.h"
 
-// GCC 12 reports the _mm512_undefined_ps() pass-through inside unpack/shuffle intrinsics.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 namespace grpo::gemm_detail {
 
 namespace {
-
-// r[i][j] becomes r[j][i] (16 × 16): pairs, quads, then 128-bit lanes.
-GRPO_AVX512 inline void transpose16(__m512 r[16]) {
-  __m512 t[16], u[16], v[16];
-  for (int i = 0; i < 16; i += 2) t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  for (int i = 0; i < 16; i += 4) {  // u[i + j] = column 4L + j of rows i .. i+3, in lane L
-    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44), u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44), u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int j = 0; j < 4; ++j) {
-    v[j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), v[4 + j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
-    v[8 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88), v[12 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-  }
-  for (int j = 0; j < 4; ++j) {
-    r[j] = _mm512_shuffle_f32x4(v[j], v[8 + j], 0x88), r[8 + j] = _mm512_shuffle_f32x4(v[j], v[8 + j], 0xDD);
-    r[4 + j] = _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0x88), r[12 + j] = _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0xDD);
-  }
-}
 
 GRPO_AVX512 inline __mmask16 first(int64_t n) { return column_mask(n > 16 ? 16 : static_cast<int>(n)); }
 

@@ -7,8 +7,6 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "gemm_avx512_inl.h"
 
-#define GRPO_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx512bf16")))
-
 namespace grpo::gemm_detail {
 
 namespace {
@@ -35,15 +33,12 @@ GRPO_AVX512_BF16 void tile(int64_t kc, const float* a, const float* b, float* c,
 // The PairFn: pairs[p · width + i] = (bf16(panel[2p · width + i]), bf16(panel[(2p+1) · width + i])),
 // rounded to nearest even; kc is even.
 GRPO_AVX512_BF16 void to_pairs(const float* panel, int64_t kc, int width, float* pairs) {
-  const __m512i low_half = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  const __m512i high_half = _mm512_add_epi32(low_half, _mm512_set1_epi32(8));
   for (int64_t p = 0; p < kc / 2; ++p) {
     const float* even = panel + 2 * p * width;
     for (int i = 0; i < width; i += 16) {  // width is 14 (A panels) or 32 (B panels)
       const __mmask16 mask = column_mask(width - i);
       const __m512 x = _mm512_maskz_loadu_ps(mask, even + i), y = _mm512_maskz_loadu_ps(mask, even + width + i);
-      const __m512 lo = _mm512_permutex2var_ps(x, low_half, y), hi = _mm512_permutex2var_ps(x, high_half, y);
-      _mm512_mask_storeu_ps(pairs + p * width + i, mask, (__m512)_mm512_cvtne2ps_pbh(hi, lo));
+      _mm512_mask_storeu_ps(pairs + p * width + i, mask, pair_words(x, y));
     }
   }
 }
@@ -62,6 +57,7 @@ TileKernel avx512_bf16_kernel() {
   kernel.name = "avx512_bf16";
   kernel.run = &run;
   kernel.to_pairs = &to_pairs;
+  kernel.k_block = 2;
   return kernel;
 }
 

@@ -1,11 +1,16 @@
-// Shared by the AVX-512 micro-kernels (fp32 and bf16): tile shape, column masks and the
-// alpha/beta epilogue. Everything here has internal linkage, so each including translation
+// Shared by the AVX-512 micro-kernels (fp32, bf16 and AMX): tile shape, column masks, the 16 × 16
+// transpose, the bf16 k-pair words and the alpha/beta epilogue. Everything here has internal linkage, so each including translation
 // unit keeps its own copy compiled for its own target (no ODR sharing across targets).
 #pragma once
 
 #include <immintrin.h>
 
 #define GRPO_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#define GRPO_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx512bf16")))
+
+// GCC 12 reports the _mm512_undefined_ps() pass-through inside unpack/shuffle intrinsics (transpose16).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace grpo::gemm_detail {
 namespace {
@@ -27,6 +32,32 @@ GRPO_AVX512 inline void prefetch_tile(const float* c, int64_t ldc, int rows) {
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 16), _MM_HINT_T0);
   }
+}
+
+// r[i][j] becomes r[j][i] (16 × 16): pairs, quads, then 128-bit lanes.
+GRPO_AVX512 inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16], v[16];
+  for (int i = 0; i < 16; i += 2) t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  for (int i = 0; i < 16; i += 4) {  // u[i + j] = column 4L + j of rows i .. i+3, in lane L
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44), u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44), u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int j = 0; j < 4; ++j) {
+    v[j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), v[4 + j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+    v[8 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88), v[12 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm512_shuffle_f32x4(v[j], v[8 + j], 0x88), r[8 + j] = _mm512_shuffle_f32x4(v[j], v[8 + j], 0xDD);
+    r[4 + j] = _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0x88), r[12 + j] = _mm512_shuffle_f32x4(v[4 + j], v[12 + j], 0xDD);
+  }
+}
+
+// 16 words (bf16(x[i]), bf16(y[i])), x in the low half: the k-pairs of two panel rows, rounded to nearest even.
+GRPO_AVX512_BF16 inline __m512 pair_words(__m512 x, __m512 y) {
+  const __m512i low_half = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i high_half = _mm512_add_epi32(low_half, _mm512_set1_epi32(8));
+  const __m512 lo = _mm512_permutex2var_ps(x, low_half, y), hi = _mm512_permutex2var_ps(x, high_half, y);
+  return (__m512)_mm512_cvtne2ps_pbh(hi, lo);
 }
 
 // C[r, 0:cols] = alpha · [lo[r] hi[r]] + beta · C[r, 0:cols] for the R rows.

@@ -23,13 +23,24 @@ using TransposeFn = void (*)(const float* src, int64_t ld, int count, int64_t kc
 // in one 32-bit word (kc even): the panel layout of the bf16 kernels.
 using PairFn = void (*)(const float* panel, int64_t kc, int width, float* pairs);
 
+// A kernel's own packer: op(X) rows i < count (of the panel's width) over k < kc, straight from the stored
+// matrix into the kernel's panel, zero past count and kc. src is op(X)[0, 0]; op(X)[i, k] is src[i · ld + k]
+// when along_k (the stored rows run along k), else src[k · ld + i].
+using PackFn = void (*)(const float* src, int64_t ld, bool along_k, int count, int64_t kc, float* panel);
+
 struct TileKernel {
-  const char* name;  // "avx512", "avx2" or "generic" (the grpo_cpu_path names)
+  const char* name;  // "avx512", "avx2", "generic" (the grpo_cpu_path names), "avx512_bf16" or "amx_bf16"
   int mr, nr;        // register tile of C: mr rows × nr columns
   bool edges;        // handles rows < mr and cols < nr
   TileFn run;
   TransposeFn pack_transposed;
   PairFn to_pairs;  // null for float32 panels
+  int k_block = 1;  // panels hold k zero-padded to a multiple of this (2 for bf16 k-pairs, 32 for AMX tiles)
+  // Null but for AMX: its packers of A and B panels (else pack_transposed, then to_pairs), and the per-thread
+  // state (its tile configuration) that enter sets up before a thread runs a block of tiles and leave clears.
+  PackFn pack_a = nullptr, pack_b = nullptr;
+  void (*enter)() = nullptr;
+  void (*leave)() = nullptr;
 };
 
 // The plain TransposeFn (gemm.cc).
@@ -40,8 +51,9 @@ TileKernel avx512_kernel();   // 14 × 32, masked edges
 TileKernel avx2_kernel();     // 6 × 16
 TileKernel generic_kernel();  // 6 × 16, plain C++
 TileKernel avx512_bf16_kernel();  // 14 × 32 over bf16 k-pairs (vdpbf16ps), float32 sums
+TileKernel amx_bf16_kernel();     // 32 × 32 in AMX tiles (tdpbf16ps), float32 sums; only where amx_bf16_usable()
 
-// The kernel of the best path this CPU supports; for gemm_bf16, the BF16 kernel or null.
+// The kernel of the best path this CPU supports; for gemm_bf16, the AMX or else the AVX512_BF16 kernel, or null.
 const TileKernel& best_kernel();
 const TileKernel* best_bf16_kernel();
 
