@@ -56,34 +56,59 @@ GRPO_INLINE uint64_t block_fixed_sum(const float* __restrict w, float low_scale,
   return (high_sum << low_bits) + low_sum;
 }
 
+// One chunk of exp_weights: w and its lane sums; with kNext also the lane maxima of the next row (as
+// simd::max_checked: NaN never wins, NaN and +Infinity set the flag).
+template <bool kNext>
+GRPO_INLINE void exp_chunk(const float* __restrict y, const float* __restrict next, float max, float inv_temperature,
+                           float* __restrict w, float* mass, int32_t* positive, float* next_max, int32_t* next_bad) {
+  for (int64_t g = 0; g < kChunk; g += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float d = (y[g + l] - max) * inv_temperature;
+      const float e = simd::exp_nonpositive(d);
+      w[g + l] = e;
+      mass[l] += e;
+      positive[l] += d >= kExpZeroBelow;
+      if (kNext) {
+        const float v = next[g + l];
+        next_bad[l] |= !(v < kInf);
+        next_max[l] = v > next_max[l] ? v : next_max[l];
+      }
+    }
+}
+
 GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float max, float inv_temperature,
-                                  float* __restrict w, int low_bits, uint64_t* __restrict block_sums) {
+                                  float* __restrict w, int low_bits, uint64_t* __restrict block_sums, NextMax* next) {
   static_assert(kChunk == kDrawBlock, "one draw block per chunk");
   const float low_scale = static_cast<float>(int64_t{1} << low_bits);
   WeightSum sum{0.0, 0, 0};
+  float next_max[kLanes];
+  int32_t next_bad[kLanes] = {};
+  for (int l = 0; l < kLanes; ++l) next_max[l] = -kInf;
   int64_t i = 0;
   for (int64_t b = 0; i + kChunk <= n; i += kChunk, ++b) {
     float mass[kLanes] = {};
     int32_t positive[kLanes] = {};
-    for (int64_t g = i; g < i + kChunk; g += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        const float d = (y[g + l] - max) * inv_temperature;
-        const float e = simd::exp_nonpositive(d);
-        w[g + l] = e;
-        mass[l] += e;
-        positive[l] += d >= kExpZeroBelow;
-      }
+    if (next) exp_chunk<true>(y + i, next->x + i, max, inv_temperature, w + i, mass, positive, next_max, next_bad);
+    else exp_chunk<false>(y + i, nullptr, max, inv_temperature, w + i, mass, positive, nullptr, nullptr);
     for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
     if (block_sums) sum.fixed += block_sums[b] = block_fixed_sum(w + i, low_scale, low_bits);  // w is still in L1
   }
   uint64_t tail = 0;
-  for (; i < n; ++i) {
-    w[i] = simd::exp_nonpositive((y[i] - max) * inv_temperature);
-    sum.mass += w[i];
-    sum.positive += w[i] > 0.0f;
-    tail += fixed_point(w[i], low_bits);
+  for (int64_t t = i; t < n; ++t) {
+    w[t] = simd::exp_nonpositive((y[t] - max) * inv_temperature);
+    sum.mass += w[t];
+    sum.positive += w[t] > 0.0f;
+    tail += fixed_point(w[t], low_bits);
   }
   if (block_sums && n % kDrawBlock) sum.fixed += block_sums[n / kDrawBlock] = tail;
+  if (!next) return sum;
+  for (int64_t t = i; t < n; ++t) {  // token t in lane t % kLanes and the lanes reduced in order, as max_checked
+    const float v = next->x[t];
+    next_bad[t % kLanes] |= !(v < kInf);
+    next_max[t % kLanes] = v > next_max[t % kLanes] ? v : next_max[t % kLanes];
+  }
+  next->max = -kInf, next->bad = false;
+  for (int l = 0; l < kLanes; ++l) next->max = next_max[l] > next->max ? next_max[l] : next->max, next->bad |= next_bad[l] != 0;
   return sum;
 }
 

@@ -18,10 +18,19 @@ struct WeightSum {
   uint64_t fixed = 0;    // Σ fixed_point(w), when block sums were asked for
 };
 
+// The next row's simd::max_checked (its maximum and NaN / +Infinity flag), read during this row's exp pass
+// so that its DRAM read overlaps the arithmetic: x [n] in, max and bad out.
+struct NextMax {
+  const float* x;
+  float max;
+  bool bad;
+};
+
 // w = exp((y - max) · inv_temperature); masked and underflowing tokens get exactly 0. With block_sums
-// (NULL = none) it also does draw_block_sums(w, NULL, n, 0, low_bits, block_sums) while w is in L1.
+// (NULL = none) it also does draw_block_sums(w, NULL, n, 0, low_bits, block_sums) while w is in L1;
+// with next (NULL = none), next->max and next->bad of next->x [n].
 WeightSum exp_weights(const float* y, int64_t n, float max, float inv_temperature, float* w, int low_bits,
-                      uint64_t* block_sums);
+                      uint64_t* block_sums, NextMax* next);
 
 // block_max[b] = max w over [b·kMaxBlock, (b+1)·kMaxBlock): lets searches skip blocks below a threshold.
 constexpr int64_t kMaxBlock = 64;
