@@ -112,25 +112,35 @@ GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float ma
   return sum;
 }
 
-GRPO_CLONES TailStats tail_at_least(const float* __restrict w, const float* __restrict block_max, int64_t n, float pivot) {
-  static_assert(kChunk == 4 * kMaxBlock, "a chunk spans four block maxima");
-  TailStats stats{0, 0.0};
-  int64_t i = 0;
-  for (const float* bound = block_max; i + kChunk <= n; i += kChunk, bound += 4) {
-    if (std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) < pivot) continue;
-    float mass[kLanes] = {};
-    int32_t count[kLanes] = {};
-    for (int64_t g = i; g < i + kChunk; g += kLanes)
+GRPO_CLONES void tail_at_least(const float* __restrict w, const float* __restrict block_max,
+                               const int32_t* __restrict chunks, int64_t count, int64_t n, const float* pivots,
+                               TailStats* out) {
+  static_assert(kChunk == kTailChunk, "a chunk spans four block maxima");
+  float pivot[kTailPivots];
+  for (int p = 0; p < kTailPivots; ++p) pivot[p] = pivots[p], out[p] = TailStats{0, 0.0};
+  const float lowest = std::min(std::min(pivot[0], pivot[1]), pivot[2]);
+  for (int64_t k = 0; k < count; ++k) {
+    const float* bound = block_max + 4 * chunks[k];
+    if (std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) < lowest) continue;
+    const float* chunk = w + chunks[k] * kChunk;
+    float mass[kTailPivots][kLanes] = {};
+    int32_t counted[kTailPivots][kLanes] = {};
+    for (int64_t g = 0; g < kChunk; g += kLanes)
       for (int l = 0; l < kLanes; ++l) {
-        const bool in = w[g + l] >= pivot;
-        mass[l] += in ? w[g + l] : 0.0f;
-        count[l] += in;
+        const float v = chunk[g + l];
+#pragma GCC unroll 3
+        for (int p = 0; p < kTailPivots; ++p) {
+          const bool in = v >= pivot[p];
+          mass[p][l] += in ? v : 0.0f;
+          counted[p][l] += in;
+        }
       }
-    for (int l = 0; l < kLanes; ++l) stats.mass += mass[l], stats.count += count[l];
+    for (int p = 0; p < kTailPivots; ++p)
+      for (int l = 0; l < kLanes; ++l) out[p].mass += mass[p][l], out[p].count += counted[p][l];
   }
-  for (; i < n; ++i)
-    if (w[i] >= pivot) stats.mass += w[i], ++stats.count;
-  return stats;
+  for (int p = 0; p < kTailPivots; ++p)
+    for (int64_t i = n / kChunk * kChunk; i < n; ++i)
+      if (w[i] >= pivot[p]) out[p].mass += w[i], ++out[p].count;
 }
 
 GRPO_CLONES void block_maxima(const float* __restrict w, int64_t n, float* __restrict block_max) {
