@@ -19,9 +19,7 @@ namespace grpo::loss {
 // floats are one zmm: the clones' v4 target keeps GCC's loops at 256 bits.
 constexpr int kVectorLanes = 8, kWideLanes = 16;
 typedef float vf __attribute__((vector_size(4 * kVectorLanes)));
-typedef int32_t vi __attribute__((vector_size(4 * kVectorLanes)));
 typedef float vfw __attribute__((vector_size(4 * kWideLanes)));
-typedef int32_t viw __attribute__((vector_size(4 * kWideLanes)));
 
 template <typename F> GRPO_INLINE F splat(float x) { return F{} + x; }
 GRPO_INLINE float pick(bool c, float x, float y) { return c ? x : y; }
