@@ -23,9 +23,7 @@ const hotLoops = [
   ['logprob bf16', 'grpo::linear_logprob::(anonymous namespace)::widen_span('],
   ['logprob bf16', 'grpo::linear_logprob::(anonymous namespace)::round_span('],
   ['loss', 'grpo::(anonymous namespace)::row_lanes('],
-  ['loss', 'grpo::(anonymous namespace)::mask_count('],
-  ['loss', 'grpo::(anonymous namespace)::subtract('],
-  ['loss', 'grpo::(anonymous namespace)::add_into('],
+  ['loss', 'grpo::mask_count('],
   ['sampling', 'grpo::sampling::masked_copy('],
   ['sampling', 'grpo::sampling::exp_weights('],
   ['sampling', 'grpo::sampling::tail_at_least('],
@@ -48,6 +46,11 @@ const hotLoops = [
   ['roofline', 'grpo::(anonymous namespace)::fma_chains('],
 ];
 const clones = ['arch_x86_64_v4', 'arch_x86_64_v3', 'default'];
+// Hot loops in the files compiled for x86-64-v4 alone (GRPO_HAS_AVX512_CODE, simd.h: GCC vectors of 16 floats),
+// run where cpuPath() is avx512: one body, which must use zmm registers.
+const avx512Loops = [
+  ['loss', 'grpo::loss_lanes::row_lanes_avx512('],
+];
 
 function disassemble(file) {
   if (!existsSync(file)) throw new Error(`${file} not found: build the addon first (npm run build:native, or npm ci)`);
@@ -80,6 +83,11 @@ function findClone(functions, name, clone) {
   return null;
 }
 
+function findPlain(functions, name) {
+  for (const [header, counts] of functions) if (header.startsWith(name) && !header.includes('[clone ')) return counts;
+  return null;
+}
+
 function failureOf(clone, counts) {
   if (!counts) return 'clone missing';
   if (clone === 'arch_x86_64_v3' && counts.ymm === 0) return 'AVX2 clone has no ymm instruction';
@@ -99,10 +107,17 @@ for (const [family, name] of hotLoops) {
     if (failure) failures.push(`${name.slice(0, -1)} [${clone}]: ${failure}`);
   }
 }
+for (const [family, name] of avx512Loops) {
+  const counts = findPlain(functions, name);
+  rows.push({ family, function: name.slice(0, -1), clone: 'avx512 only', instructions: counts?.instructions ?? 0, ymm: counts?.ymm ?? 0, zmm: counts?.zmm ?? 0 });
+  if (!counts) failures.push(`${name.slice(0, -1)}: function missing`);
+  else if (counts.zmm === 0) failures.push(`${name.slice(0, -1)}: AVX-512 function has no zmm instruction`);
+}
 console.log(`SIMD clones of the hot loops in ${file}`);
 console.table(rows);
 if (failures.length > 0) {
   console.error(`check-simd: ${failures.length} scalar or missing clone(s):\n  ${failures.join('\n  ')}`);
   process.exit(1);
 }
-console.log(`check-simd: all ${hotLoops.length} hot loops have vector AVX2 and AVX-512 clones`);
+console.log(`check-simd: all ${hotLoops.length} hot loops have vector AVX2 and AVX-512 clones, `
+  + `and the ${avx512Loops.length} AVX-512-only one(s) use zmm registers`);

@@ -105,6 +105,23 @@ describe('sample: greedy, top-1 and determinism', () => {
   });
 });
 
+describe('sample: rows in a batch', () => {
+  it('each row of a batch gets the bits it gets alone (its maximum read by the previous row\'s exp pass)', () => {
+    const vocab = 300, rows = 40; // 40 rows of 300: one block of rows, every row after the first reads its successor
+    const logits = randomNormal(rows * vocab, 2, 9);
+    logits.fill(0, 3 * vocab, 4 * vocab); // a row whose maximum is ±0
+    logits[3 * vocab + 7] = -0;
+    logits.fill(-Infinity, 5 * vocab, 6 * vocab - 1); // one finite token
+    for (const options of [{ topP: 0.9 }, { temperature: 0.7 }, { topK: 5, topP: 0.95 }, { temperature: 0, topP: 0.5 }]) {
+      const batch = samplingProbsSync(logits, vocab, options);
+      for (let r = 0; r < rows; r++) {
+        const alone = samplingProbsSync(logits.subarray(r * vocab, (r + 1) * vocab), vocab, options);
+        expect(Buffer.from(alone.buffer).equals(Buffer.from(batch.buffer, r * vocab * 4, vocab * 4))).toBe(true);
+      }
+    }
+  });
+});
+
 describe('sample: edge cases', () => {
   it('V = 1, topK >= V, all but one masked, -Infinity and huge logits', () => {
     expect(sampleSync(new Float32Array([0.5, -2]), 1).tokens).toEqual(Int32Array.of(0, 0));

@@ -1,10 +1,12 @@
 // Advantages: group / batch / rank-wise normalisation of rewards, and their scatter onto tokens.
 // One normaliser serves every layout: a "group view" says which rewards form group g.
-// Rewards are few (64K in one call costs tens of microseconds), so normalisation is serial, on one thread,
-// and trivially deterministic (its sums run in lanes of a fixed layout); the token scatters run over rows in parallel.
+// Rewards are few (64K in one call costs tens of microseconds): contiguous groups are normalised in blocks of
+// groups over the thread pool beside the batch statistics, other layouts serially; every sum runs in lanes of a
+// fixed layout, so the bits never depend on the threads. The token scatters run over rows in parallel.
 #include "advantage_checks.h"
 #include "grpo/advantage.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -231,22 +233,43 @@ GRPO_CLONES int64_t contiguous_block(const float* rewards, int64_t first, int64_
   return zero_std;
 }
 
+// Whole blocks of kGroupLanes groups per task of normalize_contiguous (16 blocks: 8K rewards at G = 16).
+constexpr int64_t kBlocksPerTask = 16;
+
 // normalize() for contiguous groups: whole blocks of kGroupLanes groups in lanes, the rest group by group.
+// Without batch scaling the blocks do not need the batch statistics, so task 0 computes them while the
+// other tasks normalise blocks (each value depends on its group alone, the counts are integers: the bits
+// do not depend on which thread runs what).
 void normalize_contiguous(const float* rewards, int64_t n, const ContiguousGroups& groups, const grpo_advantage_options& o,
                           float* out, grpo_advantage_stats* stats) {
-  const Stat batch = batch_stat(rewards, n, o.nan_rewards);
-  std::vector<double> values(static_cast<size_t>(groups.size_ * kGroupLanes));  // [size, kGroupLanes]
-  int64_t zero_std = 0, g = 0;
-  for (; g + kGroupLanes <= groups.count(); g += kGroupLanes)
-    zero_std += contiguous_block(rewards, g, groups.size_, batch, n, o, values.data(), out);
-  for (; g < groups.count(); ++g) {
+  const bool batch_first = o.scale == GRPO_ADV_SCALE_BATCH;
+  Stat batch{kNaN, kNaN, 0};
+  if (batch_first) batch = batch_stat(rewards, n, o.nan_rewards);
+  const int64_t blocks = groups.count() / kGroupLanes, block_tasks = block_count(blocks, kBlocksPerTask);
+  const int64_t first_task = batch_first ? 1 : 0;  // task 0: the batch statistics
+  const Stat scale_batch = batch;  // what the blocks read (only under batch scaling), never written while they run
+  std::vector<int64_t> zero_std(block_tasks + 1, 0);
+  parallel_for(block_tasks + 1 - first_task, 1, [&](int64_t begin, int64_t) {
+    const int64_t task = begin + first_task;
+    if (task == 0) {
+      batch = batch_stat(rewards, n, o.nan_rewards);
+      return;
+    }
+    std::vector<double> values(static_cast<size_t>(groups.size_ * kGroupLanes));  // [size, kGroupLanes]
+    const int64_t end = std::min(blocks, task * kBlocksPerTask);
+    for (int64_t b = (task - 1) * kBlocksPerTask; b < end; ++b)
+      zero_std[task] += contiguous_block(rewards, b * kGroupLanes, groups.size_, scale_batch, n, o, values.data(), out);
+  });
+  int64_t zero_std_total = 0;
+  for (int64_t count : zero_std) zero_std_total += count;
+  for (int64_t g = blocks * kGroupLanes; g < groups.count(); ++g) {
     const Stat group = group_stat(rewards, groups, g, o.nan_rewards);
     const double scale_std = o.scale == GRPO_ADV_SCALE_BATCH ? batch.std : group.std;
-    if (zero_std_for_logging(scale_std, o.scale == GRPO_ADV_SCALE_BATCH ? n : groups.size_)) zero_std += groups.size_;
+    if (zero_std_for_logging(scale_std, o.scale == GRPO_ADV_SCALE_BATCH ? n : groups.size_)) zero_std_total += groups.size_;
     write_group(rewards, groups, g, group, o.scale == GRPO_ADV_SCALE_NONE ? 1.0 : 1.0 / (scale_std + o.std_epsilon), o, out);
   }
   const double no_cells = groups.count() > 0 ? 0.0 : kNaN;  // as normalize() without cells
-  if (stats) *stats = {batch.mean, batch.std, n > 0 ? static_cast<double>(zero_std) / n : kNaN, no_cells, no_cells};
+  if (stats) *stats = {batch.mean, batch.std, n > 0 ? static_cast<double>(zero_std_total) / n : kNaN, no_cells, no_cells};
 }
 
 // cells: also count the groups whose rewards are all equal / all zero (rank-wise stats).

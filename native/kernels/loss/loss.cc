@@ -33,9 +33,7 @@ double mask_total(const LossProblem& p) {
   const int64_t grain = rows_per_task(p.cols);
   std::vector<int64_t> partial(block_count(p.rows, grain), 0);
   parallel_for(p.rows, grain, [&](int64_t begin, int64_t end) {
-    int64_t count = 0;
-    for (int64_t t = begin * p.cols; t < end * p.cols; ++t) count += p.mask[t] != 0;
-    partial[begin / grain] = count;
+    partial[begin / grain] = mask_count(p.mask + begin * p.cols, (end - begin) * p.cols);
   });
   int64_t total = 0;
   for (int64_t c : partial) total += c;

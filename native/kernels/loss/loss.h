@@ -60,6 +60,9 @@ struct FastScratch {
 };
 void fast_loss_row(const LossProblem& p, int64_t row, FastScratch& scratch, float* grad_logp, LossPartial& partial);
 
+// Σ (mask[t] != 0) over [0, n) (loss_fast.cc, vectorised).
+int64_t mask_count(const uint8_t* mask, int64_t n);
+
 void policy_loss(LossProblem& p, float* grad_logp, grpo_loss_stats* stats);
 
 }  // namespace grpo

@@ -1,6 +1,8 @@
 // The vectorised row of the clip surrogate (TRL grpo/bnpo/dapo/dr_grpo/luspo, verl vanilla/gspo,
 // Rank-GRPO) at every importance-sampling level, with any KL estimator and clamp and entropy
-// masking. One pass over the row, branch-free on GCC vectors of kLanes floats (GRPO_CLONES).
+// masking. One pass over the row, branch-free on GCC vectors (loss_lanes.h): kLanes floats in the
+// clones (GRPO_CLONES), kWideLanes floats where cpuPath() is avx512 (loss_fast_avx512.cc), the same
+// bits either way. At the token levels the row writes the whole gradient in the same sweep.
 // Masked-out tokens are selected away, never multiplied by 0, so non-finite padding cannot
 // leak into the sums.
 #include <algorithm>
@@ -9,7 +11,7 @@
 #include <limits>
 
 #include "loss.h"
-#include "loss_terms.h"
+#include "loss_lanes.h"
 #include "loss_token.h"
 #include "runtime/simd.h"
 
@@ -19,162 +21,40 @@ namespace {
 
 using loss::bin_of;
 using loss::row_weight;
-using loss::clamp_to;
-using loss::exp_any;
-using loss::splat;
-using loss::vf;
-using loss::vi;
-constexpr int kLanes = loss::kVectorLanes;
+using loss_lanes::kInf;
+using loss_lanes::kLanes;
+using loss_lanes::Lanes;
+using loss_lanes::Level;
+using loss_lanes::Row;
+using loss_lanes::Scalars;
+using loss_lanes::Sums;
 
-// Per-lane sums of one row; combined lane by lane in a fixed order.
-struct Lanes {
-  float loss[kLanes], policy[kLanes], kl[kLanes], low[kLanes], high[kLanes], dual[kLanes], ratio[kLanes];
-  float ratio_min[kLanes], ratio_max[kLanes], entropy[kLanes], ppo_kl[kLanes], bad[kLanes];
-};
-
-// One row's arrays. w: the log-weight of each token's ratio (its own log-ratio, or its sequence's
-// or item's mean). grad receives the direct part of d(loss)/d(logp), routed the part through the ratio.
-struct Row {
-  const float *logp, *old, *ref, *adv, *entropy, *w;
-  const uint8_t* mask;
-  float *grad, *routed;
-  int64_t cols;
-};
-
-// Every option as a number, so the loop holds no branch on an option: "off" is an infinite limit
-// or a zero weight.
-// ppo_clamp: the clamp of ppo_kl's log-ratio (loss::ppo_log_ratio); padding: 1 when padding
-// positions carry loss (all-positions mode), keep_padding: 1 when their policy term is kept.
-struct Scalars {
-  float weight, lo, hi, delta, dual_c, clamp, beta, threshold, bias;
-  float k1, abs, k2, k3, k2_gradient;  // one-hot KL estimator; 1: the k2 gradient (verl "+")
-  float k3_x_limit, kl_value_limit, ppo_clamp, padding, keep_padding;
-};
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-typedef uint8_t vu8 __attribute__((vector_size(kLanes)));
-
-GRPO_INLINE vf load(const float* x) {
-  vf v;
-  std::memcpy(&v, x, sizeof v);
-  return v;
-}
-
-GRPO_INLINE vf select(const vi& c, const vf& x, const vf& y) { return c ? x : y; }
-GRPO_INLINE vf select(const vi& c, const vf& x) { return c ? x : vf{}; }
-
-// KL value and its derivative in logp (as loss::kl_term), every estimator computed and weighted.
-GRPO_INLINE vf kl_value(const vf& lr, const Scalars& s, vf& d_logp) {
-  const vf x = clamp_to(-lr, splat<vf>(-s.k3_x_limit), splat<vf>(s.k3_x_limit));
-  const vf e = exp_any(x);
-  const vf k3_pass = select((-lr <= splat<vf>(s.k3_x_limit)) & (-lr >= splat<vf>(-s.k3_x_limit)), splat<vf>(1.0f));
-  const vf sign = select(lr > vf{}, splat<vf>(1.0f), select(lr < vf{}, splat<vf>(-1.0f)));
-  const vf value = s.k1 * lr + s.abs * sign * lr + s.k2 * 0.5f * lr * lr + s.k3 * (e - x - 1.0f);
-  const vf d = s.k1 + s.abs * sign + s.k2 * lr + s.k3 * (1.0f - e) * k3_pass;
-  const vi out = (value > splat<vf>(s.kl_value_limit)) | (value < splat<vf>(-s.kl_value_limit));
-  d_logp = s.k2_gradient != 0.0f ? lr : select(out, vf{}, d);
-  return select(out, select(value > vf{}, splat<vf>(s.kl_value_limit), splat<vf>(-s.kl_value_limit)), value);
-}
-
-struct Sums {
-  vf loss, policy, kl, low, high, dual, ratio, ratio_min, ratio_max, entropy, ppo_kl, bad;
-};
-
-// kLanes tokens: the clip surrogate of loss::clip_term and the KL term, with their gradient.
-GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
-  vu8 mask_bytes;
-  std::memcpy(&mask_bytes, r.mask + t, sizeof mask_bytes);
-  const vi m = __builtin_convertvector(mask_bytes, vi) != 0;
-  const vi counted = m | (splat<vf>(s.padding) != vf{});  // carries loss and gradient
-  const vf logp = load(r.logp + t), a = load(r.adv + t), ref = load(r.ref + t), h = load(r.entropy + t);
-  const vf d = logp - load(r.old + t), w = load(r.w + t);
-  const vf read = (logp - logp) + (a - a) + (d - d) + (ref - ref), check = read + (h - h);
-  const vi pass = (w <= splat<vf>(s.clamp)) & (w >= splat<vf>(-s.clamp));
-  const vf ratio = exp_any(clamp_to(w, splat<vf>(-s.clamp), splat<vf>(s.clamp)));
-  const vi capped = ratio > splat<vf>(s.delta);
-  const vf rd = select(capped, splat<vf>(s.delta), ratio);
-  const vf unclipped = -rd * a, clipped = -clamp_to(ratio, splat<vf>(s.lo), splat<vf>(s.hi)) * a, bound = -a * s.dual_c;
-  const vi take_clipped = clipped > unclipped;
-  const vi inside = (ratio >= splat<vf>(s.lo)) & (ratio <= splat<vf>(s.hi));
-  const vf surrogate = select(take_clipped, clipped, unclipped);
-  const vf d_surrogate = select(take_clipped, select(inside, -a), select(~capped, -a));
-  const vi dual = (a < vf{}) & (surrogate > bound);
-  const vi keep = m ? (h >= splat<vf>(s.threshold)) : (splat<vf>(s.keep_padding) != vf{});
-  const vf value = select(keep, select(dual, bound, surrogate));
-  const vf d_ratio = select(keep & ~dual, d_surrogate);
-  vf kl_d;
-  const vf kl = kl_value(logp - ref, s, kl_d);
-  const vf bias = s.bias * ratio + (1.0f - s.bias);
-  const vf total_d_ratio = d_ratio + s.bias * s.beta * kl;
-  const vf direct = select(counted, s.weight * s.beta * kl_d * bias);
-  const vf routed = select(counted & pass, s.weight * total_d_ratio * ratio);
-  std::memcpy(r.grad + t, &direct, sizeof direct);
-  std::memcpy(r.routed + t, &routed, sizeof routed);
-  const vi low = (rd < splat<vf>(s.lo)) & (a < vf{}), high = (rd > splat<vf>(s.hi)) & (a > vf{});
-  acc.loss += select(counted, value + s.beta * kl * bias);
-  acc.policy += select(counted, value);
-  acc.kl += select(m, kl * bias);
-  acc.low += select(m & low, splat<vf>(1.0f));
-  acc.high += select(m & high, splat<vf>(1.0f));
-  acc.dual += select(m & dual, splat<vf>(1.0f));
-  acc.ratio += select(m, ratio);
-  acc.ratio_min = select(m & (ratio < acc.ratio_min), ratio, acc.ratio_min);
-  acc.ratio_max = select(m & (ratio > acc.ratio_max), ratio, acc.ratio_max);
-  acc.entropy += select(m, h);
-  acc.ppo_kl -= select(m, clamp_to(d, splat<vf>(-s.ppo_clamp), splat<vf>(s.ppo_clamp)));
-  acc.bad += select((m & (check != check)) | (counted & (read != read)), splat<vf>(1.0f));
-}
-
-// The last cols % kLanes tokens, through a zero-padded copy with mask 0 beyond the row.
-GRPO_INLINE void tail(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
-  const int64_t n = r.cols - t;
-  alignas(32) float logp[kLanes] = {}, old[kLanes] = {}, ref[kLanes] = {}, adv[kLanes] = {}, h[kLanes] = {};
-  alignas(32) float w[kLanes] = {}, g[kLanes], routed[kLanes];
-  alignas(16) uint8_t mask[kLanes] = {};
-  for (int64_t i = 0; i < n; ++i) {
-    logp[i] = r.logp[t + i], old[i] = r.old[t + i], ref[i] = r.ref[t + i], adv[i] = r.adv[t + i];
-    h[i] = r.entropy[t + i], w[i] = r.w[t + i], mask[i] = r.mask[t + i];
-  }
-  block(Row{logp, old, ref, adv, h, w, mask, g, routed, kLanes}, s, 0, acc);
-  for (int64_t i = 0; i < n; ++i) r.grad[t + i] = g[i], r.routed[t + i] = routed[i];
+Level level_of(const LossProblem& p) {
+  if (p.options.is_level == GRPO_IS_TOKEN) return Level::kToken;
+  return p.options.is_level == GRPO_IS_SEQUENCE_TOKEN ? Level::kSequenceToken : Level::kBins;
 }
 
 // Row and Scalars arrive by value: nothing the loop stores can alias them.
-GRPO_CLONES void row_lanes(const Row r, const Scalars s, Lanes& out) {
-  Sums acc{};
-  acc.ratio_min = splat<vf>(kInf), acc.ratio_max = splat<vf>(-kInf);
-  int64_t t = 0;
-  for (; t + kLanes <= r.cols; t += kLanes) block(r, s, t, acc);
-  if (t < r.cols) tail(r, s, t, acc);
-  const vf* sums[] = {&acc.loss, &acc.policy, &acc.kl, &acc.low, &acc.high, &acc.dual, &acc.ratio,
-                      &acc.ratio_min, &acc.ratio_max, &acc.entropy, &acc.ppo_kl, &acc.bad};
-  float* outs[] = {out.loss, out.policy, out.kl, out.low, out.high, out.dual, out.ratio,
-                   out.ratio_min, out.ratio_max, out.entropy, out.ppo_kl, out.bad};
-  for (int k = 0; k < 12; ++k) std::memcpy(outs[k], sums[k], sizeof(vf));
+GRPO_CLONES void row_lanes(const Row r, const Scalars s, Level level, Lanes& out) {
+  using loss_lanes::narrow_row;
+  Sums acc = loss_lanes::empty_sums();
+  if (level == Level::kToken) narrow_row<Level::kToken>(r, s, 0, acc);
+  else if (level == Level::kSequenceToken) narrow_row<Level::kSequenceToken>(r, s, 0, acc);
+  else narrow_row<Level::kBins>(r, s, 0, acc);
+  loss_lanes::write_lanes(acc, out);
 }
 
-GRPO_CLONES int64_t mask_count(const uint8_t* mask, int64_t cols) {
-  int64_t n = 0;
-  for (int64_t t = 0; t < cols; ++t) n += mask[t] != 0;
-  return n;
+void row_terms(const Row& r, const Scalars& s, Level level, Lanes& out) {
+#if GRPO_HAS_AVX512_CODE
+  if (simd::avx512_path()) return loss_lanes::row_lanes_avx512(r, s, level, out);
+#endif
+  row_lanes(r, s, level, out);
 }
 
-GRPO_CLONES void subtract(const float* x, const float* y, int64_t n, float* out) {
-  for (int64_t t = 0; t < n; ++t) out[t] = x[t] - y[t];
-}
-
-GRPO_CLONES void add_into(const float* x, int64_t n, float* out) {
-  for (int64_t t = 0; t < n; ++t) out[t] += x[t];
-}
-
-// Log-weights of a row: token log-ratios, or the bin means of the sequence / item levels.
-// Returns the row's masked-token count; -1 when pass 1 found a bad input.
+// Log-weights of a row: the bin means of the sequence / item levels (the token level's own log-ratios
+// come with the row's block). Returns the row's masked-token count; -1 when pass 1 found a bad input.
 double log_weights(const LossProblem& p, int64_t row, const Row& r, FastScratch& scratch, float* w, LossPartial& partial) {
-  if (p.options.is_level == GRPO_IS_TOKEN) {
-    subtract(r.logp, r.old, r.cols, w);
-    return static_cast<double>(mask_count(r.mask, r.cols));
-  }
+  if (p.options.is_level == GRPO_IS_TOKEN) return static_cast<double>(mask_count(r.mask, r.cols));
   const RowSums sums = bin_log_ratios(p, row, scratch.bins, partial);
   if (partial.bad_index >= 0) return -1.0;
   const bool padding = loss::counts_padding(p);  // never at the item level: padding reads bin 0
@@ -183,13 +63,10 @@ double log_weights(const LossProblem& p, int64_t row, const Row& r, FastScratch&
   return sums.tokens;
 }
 
-// Adds the gradient through the ratio: to the token itself (token, sequence-token levels), or
-// summed over the bin and shared by its tokens, d(bin mean)/d(logp_t) = 1 / tokens in the bin.
+// Adds the gradient through the ratio at the sequence / item levels (the block added it to the token
+// itself at the others): summed over the bin and shared by its tokens, d(bin mean)/d(logp_t) = 1 / tokens in the bin.
 void route(const LossProblem& p, int64_t row, const Row& r, RowScratch& bins) {
-  if (p.options.is_level == GRPO_IS_TOKEN || p.options.is_level == GRPO_IS_SEQUENCE_TOKEN) {
-    add_into(r.routed, r.cols, r.grad);
-    return;
-  }
+  if (level_of(p) != Level::kBins) return;
   const int64_t base = row * r.cols;
   const bool padding = loss::counts_padding(p);
   for (int64_t t = 0; t < r.cols; ++t)
@@ -231,6 +108,20 @@ void flag_bad(const Row& r, int64_t base, bool padding, LossPartial& partial) {
 
 }  // namespace
 
+// int32 counts per chunk: an int64 count widens each mask byte to a 64-bit lane (a quarter of the lanes).
+constexpr int64_t kCountChunk = 1 << 16;
+
+GRPO_CLONES int64_t mask_count(const uint8_t* mask, int64_t n) {
+  int64_t count = 0;
+  for (int64_t begin = 0; begin < n; begin += kCountChunk) {
+    const int64_t end = std::min(n, begin + kCountChunk);
+    int32_t chunk = 0;
+    for (int64_t t = begin; t < end; ++t) chunk += mask[t] != 0;
+    count += chunk;
+  }
+  return count;
+}
+
 void fast_loss_row(const LossProblem& p, int64_t row, FastScratch& scratch, float* grad_logp, LossPartial& partial) {
   const int64_t cols = p.cols, base = row * cols;
   float* w = scratch.floats.data();
@@ -245,7 +136,7 @@ void fast_loss_row(const LossProblem& p, int64_t row, FastScratch& scratch, floa
   if (tokens < 0.0) return;
   const double weight = row_weight(p, tokens);
   Lanes acc;
-  row_lanes(r, scalars(p, weight), acc);
+  row_terms(r, scalars(p, weight), level_of(p), acc);
   if (lane_sum(acc.bad) > 0.0) return flag_bad(r, base, loss::counts_padding(p), partial);
   route(p, row, r, scratch.bins);
   partial.loss += weight * lane_sum(acc.loss), partial.policy += weight * lane_sum(acc.policy);

@@ -12,21 +12,23 @@
 
 namespace grpo::loss {
 
-// e^x for any float x, vectorisable: e^-|x| from the shared kernel, inverted for x > 0.
-// The vector type of the vectorised row (loss_fast.cc): eight floats, one ymm or two xmm. The inline
+// The vector types of the vectorised row (loss_fast.cc): eight floats, one ymm or two xmm. The inline
 // helpers are lowered for the baseline target before they are inlined into the clones: 32-byte
-// vectors survive that as pairs of SSE operations, 64-byte ones were scalarised (measured).
-constexpr int kVectorLanes = 8;
+// vectors survive that as pairs of SSE operations, 64-byte ones were scalarised (measured). The
+// AVX-512 row (loss_fast_avx512.cc) is a file compiled for x86-64-v4 as a whole, where sixteen
+// floats are one zmm: the clones' v4 target keeps GCC's loops at 256 bits.
+constexpr int kVectorLanes = 8, kWideLanes = 16;
 typedef float vf __attribute__((vector_size(4 * kVectorLanes)));
-typedef int32_t vi __attribute__((vector_size(4 * kVectorLanes)));
+typedef float vfw __attribute__((vector_size(4 * kWideLanes)));
 
 template <typename F> GRPO_INLINE F splat(float x) { return F{} + x; }
 GRPO_INLINE float pick(bool c, float x, float y) { return c ? x : y; }
-GRPO_INLINE vf pick(const vi& c, const vf& x, const vf& y) { return c ? x : y; }
+template <typename I, typename F> GRPO_INLINE F pick(const I& c, const F& x, const F& y) { return c ? x : y; }
 using simd::pow2;
-GRPO_INLINE vf pow2(const vf& n) {
-  const vi bits = (__builtin_convertvector(n, vi) + 127) << 23;
-  return reinterpret_cast<vf>(bits);
+template <typename F> GRPO_INLINE F pow2(const F& n) {
+  using I = decltype(n < n);  // the int32 vector of F's width
+  const I bits = (__builtin_convertvector(n, I) + 127) << 23;
+  return reinterpret_cast<F>(bits);
 }
 template <typename F> GRPO_INLINE F clamp_to(const F& x, const F& lo, const F& hi) { return pick(x < lo, lo, pick(x > hi, hi, x)); }
 

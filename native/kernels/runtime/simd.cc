@@ -1,5 +1,6 @@
 #include "simd.h"
 
+#include <cstring>
 #include <limits>
 
 #include "grpo/grpo.h"
@@ -43,6 +44,11 @@ GRPO_CLONES float max_of(const float* x, int64_t n) {
   float result = lane_max[0];
   for (int l = 1; l < kLanes; ++l) result = lane_max[l] > result ? lane_max[l] : result;
   return result;
+}
+
+bool avx512_path() {
+  static const bool avx512 = std::strcmp(grpo_cpu_path(), "avx512") == 0;
+  return avx512;
 }
 
 }  // namespace grpo::simd

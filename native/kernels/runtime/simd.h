@@ -18,6 +18,14 @@
 
 #define GRPO_INLINE inline __attribute__((always_inline))
 
+// Whether this compiler builds the x86-64-v4 translation units (code under #pragma GCC target, for
+// GCC vectors of 16 floats, one zmm, that the clones keep at 256 bits): call them only where avx512_path().
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GRPO_HAS_AVX512_CODE 1
+#else
+#define GRPO_HAS_AVX512_CODE 0
+#endif
+
 namespace grpo::simd {
 
 constexpr int kLanes = 16;  // one AVX-512 register of floats; two AVX2 registers
@@ -112,6 +120,9 @@ GRPO_INLINE float exp_masked(float d) {
   p = p * r + 1.0f;
   return keep_if(!(d < kExpZeroBelow), p * bits_to_float(float_to_bits(t) << 23));
 }
+
+// Whether grpo_cpu_path() is "avx512": the x86-64-v4 files' functions may run (false in an x86-64-v3 build).
+bool avx512_path();
 
 // Largest value of x[0, n) ignoring NaN (+Infinity counts; -Infinity when n = 0 or all are -Infinity or NaN).
 float max_of(const float* x, int64_t n);

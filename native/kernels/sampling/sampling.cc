@@ -1,8 +1,9 @@
-// Batched sampling: one row per task; each row is read from DRAM once (max, NaN check), its weights
-// go to L2-resident scratch, exact top-k / top-p cuts come from a threshold search (sampling_select.h)
+// Batched sampling: blocks of rows per task; each row is read from DRAM once (max, NaN check: by the
+// previous row's exp pass within a block, so the read overlaps its arithmetic), its weights go to L2-resident scratch, exact top-k / top-p cuts come from a threshold search (sampling_select.h)
 // and one inverse-CDF draw in fixed point makes the token depend only on (logits, params, seed, row, step).
 #include "grpo/sampling.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -21,6 +22,7 @@ namespace grpo::sampling {
 namespace {
 
 constexpr int64_t kFloatsPerTask = 1 << 16;
+constexpr int64_t kRowsPerTask = 8;  // at most, for blocks whose rows read the next one's maximum
 
 struct Scratch {
   std::vector<float> y, w;               // [vocab] each
@@ -50,6 +52,13 @@ struct Prepared {
   bool block_sums_done = false;  // exp_weights filled scratch.block_sums (nothing is cut)
 };
 
+// A row's simd::max_checked, when the previous row's exp pass read it (NextMax).
+struct KnownMax {
+  bool known = false;
+  float max = 0.0f;
+  bool bad = false;
+};
+
 [[noreturn]] void fail_row(grpo_status status, int64_t row, const char* what) {
   fail(status, "logits row %lld %s", static_cast<long long>(row), what);
 }
@@ -66,9 +75,13 @@ float masked_row(const float* x, int64_t vocab, int64_t row, const RowParams& p,
   return simd::max_checked(s.y.data(), vocab, &bad);
 }
 
-Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, Scratch& s) {
-  bool bad = false;
-  Prepared prep{x, simd::max_checked(x, vocab, &bad), 0.0f, {1.0, 1, 0}};
+// known: this row's maximum on entry (when read with the previous row), the next row's on return
+// (read here when next, the next row's logits, is not NULL and the weights are computed).
+Prepared prepare_row(const float* x, const float* next, int64_t vocab, int64_t row, const RowParams& p, Scratch& s,
+                     KnownMax& known) {
+  bool bad = known.bad;
+  Prepared prep{x, known.known ? known.max : simd::max_checked(x, vocab, &bad), 0.0f, {1.0, 1, 0}};
+  known = KnownMax{};
   if (bad) fail_row(GRPO_ERR_NON_FINITE, row, "contains NaN or +Infinity");
   if (p.allow || (p.history_length > 0 && p.penalties.active())) {
     prep.max = masked_row(x, vocab, row, p, s);
@@ -79,8 +92,10 @@ Prepared prepare_row(const float* x, int64_t vocab, int64_t row, const RowParams
   prep.inv_temperature = std::fmin(1.0f / p.temperature, std::numeric_limits<float>::max());
   // Nothing will be cut: the draw's block sums come with the exp pass.
   const bool uncut = p.top_k == 0 && p.top_p == 1.0f && p.min_p == 0.0f;
+  NextMax next_max{next, 0.0f, false};
   prep.all = exp_weights(prep.y, vocab, prep.max, prep.inv_temperature, s.w.data(), fixed_point_low_bits(vocab),
-                         uncut ? s.block_sums.data() : nullptr);
+                         uncut ? s.block_sums.data() : nullptr, next ? &next_max : nullptr);
+  if (next) known = KnownMax{true, next_max.max, next_max.bad};
   prep.block_sums_done = uncut;
   return prep;
 }
@@ -145,10 +160,10 @@ int32_t greedy_token(const float* y, float max) {
   return token;
 }
 
-void sample_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, int32_t* token, float* logp,
-                float* logp_raw) {
+void sample_row(const float* x, const float* next, int64_t vocab, int64_t row, const RowParams& p, KnownMax& known,
+                int32_t* token, float* logp, float* logp_raw) {
   Scratch& s = scratch_for(vocab);
-  const Prepared prep = prepare_row(x, vocab, row, p, s);
+  const Prepared prep = prepare_row(x, next, vocab, row, p, s, known);
   if (prep.inv_temperature == 0.0f) {
     *token = greedy_token(prep.y, prep.max);
     if (logp) *logp = 0.0f;
@@ -163,9 +178,10 @@ void sample_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, 
   if (logp_raw) *logp_raw = static_cast<float>(log_w - std::log(prep.all.mass));
 }
 
-void probs_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, float* probs) {
+void probs_row(const float* x, const float* next, int64_t vocab, int64_t row, const RowParams& p, KnownMax& known,
+               float* probs) {
   Scratch& s = scratch_for(vocab);
-  const Prepared prep = prepare_row(x, vocab, row, p, s);
+  const Prepared prep = prepare_row(x, next, vocab, row, p, s, known);
   if (prep.inv_temperature == 0.0f) {
     for (int64_t i = 0; i < vocab; ++i) probs[i] = 0.0f;
     probs[greedy_token(prep.y, prep.max)] = 1.0f;
@@ -179,12 +195,19 @@ void probs_row(const float* x, int64_t vocab, int64_t row, const RowParams& p, f
     probs[i] = s.w[i] >= threshold ? static_cast<float>(static_cast<double>(fixed_point(s.w[i], low_bits)) / total) : 0.0f;
 }
 
-int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }
+// Rows are independent, so the blocks only balance the pool (16 blocks or more when the batch allows)
+// and let a row's exp pass read the next row of its block.
+int64_t rows_per_task(int64_t rows, int64_t vocab) {
+  return std::max(std::max<int64_t>(1, kFloatsPerTask / vocab), std::min(kRowsPerTask, rows / 16));
+}
 
+// fn(row logits, next row's logits in the block or NULL, row, params, known maximum).
 template <typename RowFn>
 void for_each_row(const float* logits, int64_t rows, int64_t vocab, const grpo_sampling_params& params, RowFn&& fn) {
-  parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) fn(logits + r * vocab, r, row_params(params, r, vocab));
+  parallel_for(rows, rows_per_task(rows, vocab), [&](int64_t begin, int64_t end) {
+    KnownMax known;
+    for (int64_t r = begin; r < end; ++r)
+      fn(logits + r * vocab, r + 1 < end ? logits + (r + 1) * vocab : nullptr, r, row_params(params, r, vocab), known);
   });
 }
 
@@ -198,9 +221,11 @@ extern "C" grpo_status grpo_sample(const float* logits, int64_t rows, int64_t vo
   return grpo::guarded([&] {
     check_call(logits, rows, vocab, params);
     if (rows > 0 && !tokens) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "tokens must not be NULL");
-    for_each_row(logits, rows, vocab, *params, [&](const float* x, int64_t r, const RowParams& p) {
-      sample_row(x, vocab, r, p, tokens + r, logp ? logp + r : nullptr, logp_raw ? logp_raw + r : nullptr);
-    });
+    for_each_row(logits, rows, vocab, *params,
+                 [&](const float* x, const float* next, int64_t r, const RowParams& p, KnownMax& known) {
+                   sample_row(x, next, vocab, r, p, known, tokens + r, logp ? logp + r : nullptr,
+                              logp_raw ? logp_raw + r : nullptr);
+                 });
   });
 }
 
@@ -211,7 +236,9 @@ extern "C" grpo_status grpo_sampling_probs(const float* logits, int64_t rows, in
     check_call(logits, rows, vocab, params);
     if (rows > 0 && !probs) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "probs must not be NULL");
     for_each_row(logits, rows, vocab, *params,
-                 [&](const float* x, int64_t r, const RowParams& p) { probs_row(x, vocab, r, p, probs + r * vocab); });
+                 [&](const float* x, const float* next, int64_t r, const RowParams& p, KnownMax& known) {
+                   probs_row(x, next, vocab, r, p, known, probs + r * vocab);
+                 });
   });
 }
 

@@ -56,56 +56,91 @@ GRPO_INLINE uint64_t block_fixed_sum(const float* __restrict w, float low_scale,
   return (high_sum << low_bits) + low_sum;
 }
 
+// One chunk of exp_weights: w and its lane sums; with kNext also the lane maxima of the next row (as
+// simd::max_checked: NaN never wins, NaN and +Infinity set the flag).
+template <bool kNext>
+GRPO_INLINE void exp_chunk(const float* __restrict y, const float* __restrict next, float max, float inv_temperature,
+                           float* __restrict w, float* mass, int32_t* positive, float* next_max, int32_t* next_bad) {
+  for (int64_t g = 0; g < kChunk; g += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float d = (y[g + l] - max) * inv_temperature;
+      const float e = simd::exp_nonpositive(d);
+      w[g + l] = e;
+      mass[l] += e;
+      positive[l] += d >= kExpZeroBelow;
+      if (kNext) {
+        const float v = next[g + l];
+        next_bad[l] |= !(v < kInf);
+        next_max[l] = v > next_max[l] ? v : next_max[l];
+      }
+    }
+}
+
 GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float max, float inv_temperature,
-                                  float* __restrict w, int low_bits, uint64_t* __restrict block_sums) {
+                                  float* __restrict w, int low_bits, uint64_t* __restrict block_sums, NextMax* next) {
   static_assert(kChunk == kDrawBlock, "one draw block per chunk");
   const float low_scale = static_cast<float>(int64_t{1} << low_bits);
   WeightSum sum{0.0, 0, 0};
+  float next_max[kLanes];
+  int32_t next_bad[kLanes] = {};
+  for (int l = 0; l < kLanes; ++l) next_max[l] = -kInf;
   int64_t i = 0;
   for (int64_t b = 0; i + kChunk <= n; i += kChunk, ++b) {
     float mass[kLanes] = {};
     int32_t positive[kLanes] = {};
-    for (int64_t g = i; g < i + kChunk; g += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        const float d = (y[g + l] - max) * inv_temperature;
-        const float e = simd::exp_nonpositive(d);
-        w[g + l] = e;
-        mass[l] += e;
-        positive[l] += d >= kExpZeroBelow;
-      }
+    if (next) exp_chunk<true>(y + i, next->x + i, max, inv_temperature, w + i, mass, positive, next_max, next_bad);
+    else exp_chunk<false>(y + i, nullptr, max, inv_temperature, w + i, mass, positive, nullptr, nullptr);
     for (int l = 0; l < kLanes; ++l) sum.mass += mass[l], sum.positive += positive[l];
     if (block_sums) sum.fixed += block_sums[b] = block_fixed_sum(w + i, low_scale, low_bits);  // w is still in L1
   }
   uint64_t tail = 0;
-  for (; i < n; ++i) {
-    w[i] = simd::exp_nonpositive((y[i] - max) * inv_temperature);
-    sum.mass += w[i];
-    sum.positive += w[i] > 0.0f;
-    tail += fixed_point(w[i], low_bits);
+  for (int64_t t = i; t < n; ++t) {
+    w[t] = simd::exp_nonpositive((y[t] - max) * inv_temperature);
+    sum.mass += w[t];
+    sum.positive += w[t] > 0.0f;
+    tail += fixed_point(w[t], low_bits);
   }
   if (block_sums && n % kDrawBlock) sum.fixed += block_sums[n / kDrawBlock] = tail;
+  if (!next) return sum;
+  for (int64_t t = i; t < n; ++t) {  // token t in lane t % kLanes and the lanes reduced in order, as max_checked
+    const float v = next->x[t];
+    next_bad[t % kLanes] |= !(v < kInf);
+    next_max[t % kLanes] = v > next_max[t % kLanes] ? v : next_max[t % kLanes];
+  }
+  next->max = -kInf, next->bad = false;
+  for (int l = 0; l < kLanes; ++l) next->max = next_max[l] > next->max ? next_max[l] : next->max, next->bad |= next_bad[l] != 0;
   return sum;
 }
 
-GRPO_CLONES TailStats tail_at_least(const float* __restrict w, const float* __restrict block_max, int64_t n, float pivot) {
-  static_assert(kChunk == 4 * kMaxBlock, "a chunk spans four block maxima");
-  TailStats stats{0, 0.0};
-  int64_t i = 0;
-  for (const float* bound = block_max; i + kChunk <= n; i += kChunk, bound += 4) {
-    if (std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) < pivot) continue;
-    float mass[kLanes] = {};
-    int32_t count[kLanes] = {};
-    for (int64_t g = i; g < i + kChunk; g += kLanes)
+GRPO_CLONES void tail_at_least(const float* __restrict w, const float* __restrict block_max,
+                               const int32_t* __restrict chunks, int64_t count, int64_t n, const float* pivots,
+                               TailStats* out) {
+  static_assert(kChunk == kTailChunk, "a chunk spans four block maxima");
+  float pivot[kTailPivots];
+  for (int p = 0; p < kTailPivots; ++p) pivot[p] = pivots[p], out[p] = TailStats{0, 0.0};
+  const float lowest = std::min(std::min(pivot[0], pivot[1]), pivot[2]);
+  for (int64_t k = 0; k < count; ++k) {
+    const float* bound = block_max + 4 * chunks[k];
+    if (std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) < lowest) continue;
+    const float* chunk = w + chunks[k] * kChunk;
+    float mass[kTailPivots][kLanes] = {};
+    int32_t counted[kTailPivots][kLanes] = {};
+    for (int64_t g = 0; g < kChunk; g += kLanes)
       for (int l = 0; l < kLanes; ++l) {
-        const bool in = w[g + l] >= pivot;
-        mass[l] += in ? w[g + l] : 0.0f;
-        count[l] += in;
+        const float v = chunk[g + l];
+#pragma GCC unroll 3
+        for (int p = 0; p < kTailPivots; ++p) {
+          const bool in = v >= pivot[p];
+          mass[p][l] += in ? v : 0.0f;
+          counted[p][l] += in;
+        }
       }
-    for (int l = 0; l < kLanes; ++l) stats.mass += mass[l], stats.count += count[l];
+    for (int p = 0; p < kTailPivots; ++p)
+      for (int l = 0; l < kLanes; ++l) out[p].mass += mass[p][l], out[p].count += counted[p][l];
   }
-  for (; i < n; ++i)
-    if (w[i] >= pivot) stats.mass += w[i], ++stats.count;
-  return stats;
+  for (int p = 0; p < kTailPivots; ++p)
+    for (int64_t i = n / kChunk * kChunk; i < n; ++i)
+      if (w[i] >= pivot[p]) out[p].mass += w[i], ++out[p].count;
 }
 
 GRPO_CLONES void block_maxima(const float* __restrict w, int64_t n, float* __restrict block_max) {

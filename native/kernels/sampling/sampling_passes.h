@@ -18,10 +18,19 @@ struct WeightSum {
   uint64_t fixed = 0;    // Σ fixed_point(w), when block sums were asked for
 };
 
+// The next row's simd::max_checked (its maximum and NaN / +Infinity flag), read during this row's exp pass
+// so that its DRAM read overlaps the arithmetic: x [n] in, max and bad out.
+struct NextMax {
+  const float* x;
+  float max;
+  bool bad;
+};
+
 // w = exp((y - max) · inv_temperature); masked and underflowing tokens get exactly 0. With block_sums
-// (NULL = none) it also does draw_block_sums(w, NULL, n, 0, low_bits, block_sums) while w is in L1.
+// (NULL = none) it also does draw_block_sums(w, NULL, n, 0, low_bits, block_sums) while w is in L1;
+// with next (NULL = none), next->max and next->bad of next->x [n].
 WeightSum exp_weights(const float* y, int64_t n, float max, float inv_temperature, float* w, int low_bits,
-                      uint64_t* block_sums);
+                      uint64_t* block_sums, NextMax* next);
 
 // block_max[b] = max w over [b·kMaxBlock, (b+1)·kMaxBlock): lets searches skip blocks below a threshold.
 constexpr int64_t kMaxBlock = 64;
@@ -32,8 +41,16 @@ struct TailStats {
   double mass;    // their Σ w
 };
 
-// block_max [ceil(n / kMaxBlock)] (upper bounds, see block_maxima) lets it skip chunks below the pivot.
-TailStats tail_at_least(const float* w, const float* block_max, int64_t n, float pivot);
+// out[p] = the TailStats at pivots[p], for kTailPivots pivots in one pass: each pivot's Σ w is one chain of
+// dependent double adds (a fixed order), so the pass costs about what one pivot costs. Tokens are counted
+// in chunks of kTailChunk, and the last n % kTailChunk one by one. chunks [count]: the ascending indices of
+// the chunks to read, a superset of those holding a w >= the smallest pivot (the search drops the chunks
+// below its lower bound); block_max [ceil(n / kMaxBlock)] (upper bounds, see block_maxima) lets it skip
+// the listed chunks below every pivot (a chunk without a w >= pivot adds exactly 0 to that pivot's sums).
+constexpr int64_t kTailChunk = 4 * kMaxBlock;
+constexpr int kTailPivots = 3;
+void tail_at_least(const float* w, const float* block_max, const int32_t* chunks, int64_t count, int64_t n,
+                   const float* pivots, TailStats* out);
 
 // The draw's fixed-point weights q = floor(w · 2^(24 + low_bits)) where w >= threshold, else 0:
 // block_sums[b] = Σ q over [b·kDrawBlock, (b+1)·kDrawBlock); returns Σ q. block_max may be NULL.

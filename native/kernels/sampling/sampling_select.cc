@@ -37,15 +37,44 @@ double measure_of(const Candidate& c, Measure measure) { return measure == Measu
 // Windows up to this size are resolved by selection; a counting pass costs about n / 100 selection steps.
 int64_t window_limit(int64_t n) { return std::max<int64_t>(256, n / 128); }
 
-// Narrows [lo, hi) on w bits while F(lo) >= target > F(hi) and the window is large.
-void bisect(const SearchInput& in, Bound& lo, Bound& hi) {
+// Whether chunk c of tail_at_least holds a block maximum >= pivot.
+bool chunk_reaches(const SearchInput& in, int32_t c, float pivot) {
+  const float* bound = in.block_max + 4 * c;
+  return std::max(std::max(bound[0], bound[1]), std::max(bound[2], bound[3])) >= pivot;
+}
+
+// Narrows [lo, hi) on w bits while F(lo) >= target > F(hi) and the window is large. A pass counts the
+// pivot and both pivots the next step can take (bisection two levels at a time, the same steps as one by
+// one). A chunk below lo stays below every later pivot, so each pass reads only the chunks that reach lo.
+void bisect(const SearchInput& in, Bound& lo, Bound& hi, std::vector<int32_t>& chunks) {
+  static_assert(kTailPivots == 3, "a pivot and its two children");
+  chunks.clear();
+  for (int32_t c = 0; c < in.n / kTailChunk; ++c)
+    if (chunk_reaches(in, c, bits_float(lo.bits))) chunks.push_back(c);
   uint32_t hint = in.first_pivot > 0.0f ? float_bits(in.first_pivot) : 0;
+  Bound ahead[2] = {};  // the children of the last pass's pivot
+  bool have_ahead = false;
   while (lo.stats.count - hi.stats.count > window_limit(in.n) && hi.bits - lo.bits > 1) {
     const bool use_hint = hint > lo.bits && hint < hi.bits;
     const uint32_t mid = use_hint ? hint : lo.bits + (hi.bits - lo.bits) / 2;
     hint = 0;
-    const TailStats stats = tail_at_least(in.w, in.block_max, in.n, bits_float(mid));
-    (measure_of(stats, in.measure) >= in.target ? lo : hi) = Bound{mid, stats};
+    TailStats stats;
+    if (have_ahead && (ahead[0].bits == mid || ahead[1].bits == mid)) {
+      stats = (ahead[0].bits == mid ? ahead[0] : ahead[1]).stats;
+      have_ahead = false;
+    } else {
+      const uint32_t below = lo.bits + (mid - lo.bits) / 2, above = mid + (hi.bits - mid) / 2;
+      const float pivots[kTailPivots] = {bits_float(mid), bits_float(below), bits_float(above)};
+      TailStats out[kTailPivots];
+      tail_at_least(in.w, in.block_max, chunks.data(), static_cast<int64_t>(chunks.size()), in.n, pivots, out);
+      stats = out[0], ahead[0] = Bound{below, out[1]}, ahead[1] = Bound{above, out[2]}, have_ahead = true;
+    }
+    const bool reached = measure_of(stats, in.measure) >= in.target;
+    (reached ? lo : hi) = Bound{mid, stats};
+    if (reached)
+      chunks.erase(std::remove_if(chunks.begin(), chunks.end(),
+                                  [&](int32_t c) { return !chunk_reaches(in, c, bits_float(mid)); }),
+                   chunks.end());
   }
 }
 
@@ -116,7 +145,7 @@ Cut threshold_search(const SearchInput& in, SearchScratch& scratch) {
   if (in.measure == Measure::kCount && in.target * 8 <= blocks)
     lo.bits = float_bits(kth_block_max(in, static_cast<int64_t>(in.target), scratch.block_order));
   else
-    bisect(in, lo, hi);
+    bisect(in, lo, hi, scratch.chunks);
   std::vector<Candidate>& window = scratch.window;
   gather(in, bits_float(lo.bits), bits_float(hi.bits), window);
   const float cut = weighted_select(window.data(), window.data() + window.size(), measure_of(hi.stats, in.measure),

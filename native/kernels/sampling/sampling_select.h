@@ -41,6 +41,7 @@ struct SearchInput {
 struct SearchScratch {
   std::vector<Candidate> window;
   std::vector<float> block_order;
+  std::vector<int32_t> chunks;  // the bisection's chunks that reach its lower bound (tail_at_least)
 };
 
 struct Cut {
