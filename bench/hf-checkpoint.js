@@ -5,15 +5,17 @@
 // (bench/hf-estimate.js). Minutes to hours at the defaults on 2 cores: a standalone command, not in `npm run bench`.
 // Run: npx tsc -p tsconfig.json && node bench/hf-checkpoint.js [--shape qwen3-0.6b] [--modes full,lora]
 //   [--requests 8] [--lists 8] [--max-tokens 160] [--micro-batch-tokens 2048] [--rank 16] [--tokenizer <folder>]
-//   [--gen-rows 4] [--gen-tokens 16] [--threads 0] [--dir <folder>] [--keep]
+//   [--gen-rows 4] [--gen-tokens 16] [--threads 0] [--dir <folder> [--reuse]] [--keep] [--json <file>]
+// --dir keeps the folder there (--reuse: a folder already there is not written again); without it, a temporary one is
+// removed. --json writes every measurement of each mode.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuPath, getThreads } from '../dist/index.js';
-import { estimateStep, TARGET_7B, tokensAt } from './hf-estimate.js';
+import { estimateStep, kvBytesPerPosition, measuredStep, stepAt, TARGET_7B } from './hf-estimate.js';
 import { realConfig, SHAPES, writeHfFolder } from './hf-folder.js';
 import { fixed } from './timing.js';
 
@@ -27,7 +29,7 @@ const OPTIONS = {
   requests: { type: 'string', default: '8' }, lists: { type: 'string', default: '8' }, 'max-tokens': { type: 'string', default: '160' },
   'micro-batch-tokens': { type: 'string', default: '2048' }, rank: { type: 'string', default: '16' }, tokenizer: { type: 'string' },
   'gen-rows': { type: 'string', default: '4' }, 'gen-tokens': { type: 'string', default: '16' }, threads: { type: 'string', default: '0' },
-  dir: { type: 'string' }, keep: { type: 'boolean', default: false },
+  dir: { type: 'string' }, keep: { type: 'boolean', default: false }, reuse: { type: 'boolean', default: false }, json: { type: 'string' },
 };
 
 function machine() {
@@ -43,9 +45,8 @@ function folderBytes(dir) {
 function runMode(mode, o) {
   const run = spawnSync(process.execPath, ['--expose-gc', CHILD, JSON.stringify({ ...o, mode })], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const last = run.stdout.trim().split('\n').at(-1);
-  if (run.status === 0 && last) return JSON.parse(last);
-  const message = /GrpoError[^\n]*|Error[^\n]*/.exec(run.stderr)?.[0] ?? `exit status ${run.status ?? run.signal}`;
-  return { mode, error: message };
+  if (last?.startsWith('{')) return JSON.parse(last);
+  return { mode, error: `the child ended with ${run.signal ?? `exit status ${run.status}`}: ${run.stderr.trim().split('\n').at(-1)}` };
 }
 
 function printTable(results) {
@@ -65,21 +66,30 @@ function printTable(results) {
   }
 }
 
-/** The arithmetic of an estimate, written out. */
-function explain(label, m, tokens, target) {
-  const e = estimateStep(m, tokens, target);
-  console.log(`${label}: ${fixed(e.bytesPerParameter, 2)} B/param × ${fixed(target.parameters / 1e9, 2)}e9 = ${gib(e.stateBytes)}`
-    + ` + ${fixed(e.transientPerToken / 1024, 1)} KiB/token × ${fixed(e.activationScale, 2)} (H·L) × ${Math.round(tokens)} tokens = ${gib(e.transientBytes)}`
-    + ` → ${gib(e.bytes)}; ${fixed(e.secondsPerToken * 1000, 2)} ms/token × ${Math.round(tokens)} = ${fixed(e.seconds / 60, 1)} min`);
+/** One estimate with its arithmetic written out (bench/hf-estimate.js). */
+function explain(label, m, at, target) {
+  const e = estimateStep(m, at, target);
+  const kv = kvBytesPerPosition(target);
+  console.log(`  ${label}: ${gib(e.bytes)}, ${fixed(e.seconds / 60, 1)} min`);
+  console.log(`    state ${gib(m.stateBytes)} × ${fixed(e.byParameters, 3)} (parameters) = ${gib(e.stateBytes)}`
+    + `; activations ${fixed(m.activationBytesPerToken / 1024, 1)} KiB/token × ${fixed(e.activationScale, 3)} (hidden × layers) × ${Math.round(at.runTokens)} tokens = ${gib(e.activationBytes)}`);
+  console.log(`    generation: rest ${gib(e.generationRest / e.byParameters)} × ${fixed(e.byParameters, 3)} = ${gib(e.generationRest)}`
+    + ` + KV ${fixed(kv / 1024, 1)} KiB × ${at.rows} rows × ${Math.round(at.cacheLength)} positions = ${gib(e.kvBytes)}`
+    + `; time: optimizer ${fixed(e.optimizerSeconds, 1)} s + ${fixed(1000 * e.secondsPerToken, 2)} ms/token × ${Math.round(at.tokens)} tokens`);
 }
 
 function printEstimates(results, o) {
   for (const r of results.filter((x) => !x.error)) {
-    console.log(`\n${r.mode}: state ${gib(r.stateBytes)} (RSS after the step − RSS at start), transient ${gib(r.transientBytes)} (step peak − RSS after)`);
+    const gen = r.step.trace.find((t) => t.call === 'generate');
+    console.log(`\n${r.mode}: measured state ${gib(r.stateBytes)} (RSS after the step − at the start − activations kept), activations `
+      + `${fixed(r.activationBytesPerToken / 1024, 1)} KiB/token (largest micro-batch ${r.runTokens} tokens), the rollout's generate `
+      + `${gib(r.generationBytes)} above the RSS before it (${gen.size} KV positions); the bound at this batch: ${gib(estimateStep(r, measuredStep(r)).bytes)} (measured peak ${mbGib(r.step.peakMb)})`);
     const self = { name: o.shape, ...r.model };
-    explain(`  ${o.shape} at 48 × 8`, r, tokensAt(r, 48, 8), self);
-    explain(`  ${TARGET_7B.name} at ${o.requests} × ${o.lists}`, r, r.stepTokens, TARGET_7B);
-    explain(`  ${TARGET_7B.name} at 48 × 8`, r, tokensAt(r, 48, 8), TARGET_7B);
+    for (const [requests, lists, maxTokens] of [[8, 8, 160], [48, 8, 160]]) {
+      explain(`${o.shape} at ${requests} × ${lists} × ${maxTokens}`, r, stepAt(r, requests, lists, maxTokens), self);
+    }
+    explain(`${TARGET_7B.name} at the measured ${o.requests} × ${o.lists} × ${o.maxTokens}`, r, measuredStep(r), TARGET_7B);
+    explain(`${TARGET_7B.name} at 48 × 8 × 160`, r, stepAt(r, 48, 8, 160), TARGET_7B);
   }
 }
 
@@ -99,11 +109,16 @@ async function main() {
   console.log(`${SHAPES[v.shape]} shape, random weights; ${o.requests} requests × ${o.lists} lists of up to ${o.maxTokens} tokens, `
     + `microBatchTokens ${o.microBatchTokens}, tokenizer ${v.tokenizer ?? 'synthetic byte-level BPE'}`);
   const dir = v.dir ?? mkdtempSync(join(tmpdir(), 'grpo-hf-'));
-  const start = performance.now();
-  const { files, tokenizerSize } = await writeHfFolder(dir, { config, generation, tokenizerDir: v.tokenizer });
-  console.log(`wrote ${dir}: ${files.join(', ')} (${gib(folderBytes(dir))}, tokenizer of ${tokenizerSize} tokens) in ${fixed((performance.now() - start) / 1000, 1)} s`);
+  if (v.reuse && existsSync(join(dir, 'config.json'))) {
+    console.log(`reusing ${dir} (${gib(folderBytes(dir))})`);
+  } else {
+    const start = performance.now();
+    const { files, tokenizerSize } = await writeHfFolder(dir, { config, generation, tokenizerDir: v.tokenizer });
+    console.log(`wrote ${dir}: ${files.join(', ')}, ${gib(folderBytes(dir))}, a tokenizer of ${tokenizerSize} tokens, in ${fixed((performance.now() - start) / 1000, 1)} s`);
+  }
   try {
     const results = modes.map((mode) => runMode(mode, { ...o, dir }));
+    if (v.json) writeFileSync(v.json, `${JSON.stringify(results, null, 2)}\n`);
     printTable(results);
     printEstimates(results, o);
     if (results.some((r) => r.error)) process.exitCode = 1;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { realConfig, SHAPES, writeHfFolder } from '../bench/hf-folder.js';
-import { estimateStep, TARGET_7B, tokensAt } from '../bench/hf-estimate.js';
+import { estimateStep, kvBytesPerPosition, measuredStep, stepAt, TARGET_7B } from '../bench/hf-estimate.js';
 import { BuiltinPolicy, configFromHf, readModelWeights } from '../dist/index.js';
 import { tinyTokenizer } from './helpers/trainer.js';
 
@@ -114,26 +114,56 @@ describe('bench/hf-folder.js: a Hugging Face folder of a real config', () => {
 });
 
 describe('bench/hf-estimate.js: the step carried to a bigger batch and to a 7B model', () => {
-  // a 1e9-parameter model (hidden 1000, 10 layers): 16 GB of state, 2 GB of transient over a 64-row step of 10,000 tokens in 100 s
-  const m = { model: { parameters: 1e9, hiddenSize: 1000, numLayers: 10 }, stateBytes: 16e9, transientBytes: 2e9, stepSeconds: 100, stepTokens: 1e4, rows: 64 };
+  // a 1e9-parameter model (hidden 1000, 10 layers, kv dim 100: 8,000 KV bytes per position); a 64-row step of 10,000
+  // tokens (60 prompt + 96.25 completion tokens per row, capped at 100) in 100 s (20 s of them the optimizer step): 16 GB of state, 100 kB per token of activations over micro-batches of up to 2,000 tokens, and a
+  // rollout whose generate rose 3 GB above the RSS before it at 64 rows × 200 positions
+  const m = {
+    model: { parameters: 1e9, hiddenSize: 1000, numLayers: 10, kvDim: 100 }, stateBytes: 16e9, activationBytesPerToken: 1e5, runTokens: 2000,
+    generationBytes: 3e9, generationPositions: 64 * 200, cacheLength: 200, stepSeconds: 100, optimizerSeconds: 20, stepTokens: 1e4, rows: 64,
+    promptTokens: 64 * 60, completionTokens: 64 * 96.25, maxTokens: 100, microBatchTokens: 2000,
+  };
 
-  it('at the measured step it gives back the measurements', () => {
-    expect(estimateStep(m, 1e4)).toMatchObject({ bytesPerParameter: 16, transientPerToken: 2e5, activationScale: 1, bytes: 18e9, seconds: 100 });
+  it('the KV cache: float32 k and v of every layer per position', () => {
+    expect(kvBytesPerPosition(m.model)).toBe(8000);
+    expect(kvBytesPerPosition(TARGET_7B)).toBe(2 * 28 * 512 * 4);
   });
 
-  it('48 × 8: the tokens grow with the rows; the transient and the time with the tokens, the state not', () => {
-    expect(tokensAt(m, 48, 8)).toBe(6e4);
-    expect(estimateStep(m, 6e4)).toMatchObject({ stateBytes: 16e9, transientBytes: 12e9, bytes: 28e9, seconds: 600 });
+  it('at the measured step: state + activations of the largest micro-batch + the generate peak, and the measured time', () => {
+    expect(measuredStep(m)).toEqual({ rows: 64, tokens: 1e4, cacheLength: 200, runTokens: 2000 });
+    const e = estimateStep(m, measuredStep(m));
+    expect(e).toMatchObject({ byParameters: 1, activationScale: 1, stateBytes: 16e9, activationBytes: 2e8, kvBytes: 8000 * 64 * 200 });
+    expect(e.generationRest).toBeCloseTo(3e9 - 8000 * 64 * 200, 0);
+    expect(e.bytes).toBeCloseTo(16e9 + 2e8 + 3e9, 0);
+    expect(e.seconds).toBeCloseTo(100, 9);
   });
 
-  it('7B: state by parameters, transient per token by hidden size × layers, time per token by parameters', () => {
-    expect(TARGET_7B).toEqual({ name: 'Qwen2.5-7B', parameters: 7.6e9, hiddenSize: 3584, numLayers: 28 });
-    const e = estimateStep(m, 1e4, TARGET_7B);
+  it('48 × 8: tokens and KV cache grow with the rows, activations stop at the micro-batch budget, state, the rest of generate and the optimizer time stay', () => {
+    const at = stepAt(m, 48, 8);
+    expect(at).toEqual({ rows: 384, tokens: 6e4, cacheLength: 200, runTokens: 2000 });
+    const e = estimateStep(m, at);
+    expect(e.kvBytes).toBe(8000 * 384 * 200);
+    expect(e.bytes).toBeCloseTo(16e9 + 2e8 + (3e9 - 8000 * 64 * 200) + 8000 * 384 * 200, 0);
+    expect(e.seconds).toBeCloseTo(20 + (80 / 1e4) * 6e4, 9); // the optimizer step does not grow with the tokens
+    expect(stepAt({ ...m, microBatchTokens: 0 }, 48, 8).runTokens).toBe(6e4); // without micro-batches, the whole batch at once
+  });
+
+  it('another cap: completions in proportion to it, the KV cache longer by the difference', () => {
+    expect(stepAt(m, 8, 8, 200)).toEqual({ rows: 64, tokens: 64 * (60 + 192.5), cacheLength: 300, runTokens: 2000 });
+    expect(stepAt(m, 1, 2, 10)).toEqual({ rows: 2, tokens: 2 * (60 + 9.625), cacheLength: 110, runTokens: 2 * (60 + 9.625) });
+  });
+
+  it('7B: state and the rest of generate by parameters, activations per token by hidden size × layers, KV by its own layout, time per token by parameters', () => {
+    expect(TARGET_7B).toEqual({ name: 'Qwen2.5-7B', parameters: 7.6e9, hiddenSize: 3584, numLayers: 28, kvDim: 512 });
+    const e = estimateStep(m, measuredStep(m), TARGET_7B);
+    expect(e.byParameters).toBeCloseTo(7.6, 12);
     expect(e.activationScale).toBeCloseTo((3584 * 28) / (1000 * 10), 12);
-    expect(e.stateBytes).toBeCloseTo(16 * 7.6e9, 0);
-    expect(e.transientBytes).toBeCloseTo(2e5 * 10.0352 * 1e4, 0);
-    expect(e.bytes).toBeCloseTo(16 * 7.6e9 + 2e5 * 10.0352 * 1e4, 0);
-    expect(e.secondsPerToken).toBeCloseTo(0.01 * 7.6, 12);
+    expect(e.stateBytes).toBeCloseTo(16e9 * 7.6, 0);
+    expect(e.activationBytes).toBeCloseTo(1e5 * 10.0352 * 2000, 0);
+    expect(e.generationRest).toBeCloseTo((3e9 - 8000 * 64 * 200) * 7.6, 0);
+    expect(e.kvBytes).toBe(2 * 28 * 512 * 4 * 64 * 200);
+    expect(e.bytes).toBeCloseTo(e.stateBytes + e.activationBytes + e.generationRest + e.kvBytes, 0);
+    expect(e.optimizerSeconds).toBeCloseTo(20 * 7.6, 9);
+    expect(e.secondsPerToken).toBeCloseTo((80 / 1e4) * 7.6, 12);
     expect(e.seconds).toBeCloseTo(760, 9);
   });
 });
