@@ -1,7 +1,7 @@
 // One mode of bench/hf-checkpoint.js in a process of its own, so the peaks it reads are that mode's: loads the
 // folder, generates a few sequences, then runs one ReMaRk GRPO step through the trainer's own trainStep (the bundled
-// movies task, the reference cloned as train() clones it). The peak (VmHWM) is reset after each phase
-// (/proc/self/clear_refs), so each phase reports its own. Prints one JSON line.
+// movies task, the reference cloned as train() clones it: for LoRA too, whatever its clone is). The peak (VmHWM) is
+// reset before each measured phase and call (/proc/self/clear_refs), so each reports its own. Prints one JSON line.
 // Run by the parent: node --expose-gc bench/hf-checkpoint-child.js '<json of the options>'
 import { writeFileSync } from 'node:fs';
 import { setTimeout } from 'node:timers/promises';
