@@ -1,6 +1,6 @@
 // One mode of bench/hf-checkpoint.js in a process of its own, so the peaks it reads are that mode's: loads the
 // folder, generates a few sequences, then runs one ReMaRk GRPO step through the trainer's own trainStep (the bundled
-// movies task, the reference cloned as train() clones it: for LoRA too, whatever its clone is). The peak (VmHWM) is
+// movies task, the reference made as train() makes it: a clone, or LoRA's base with adapters off). The peak (VmHWM) is
 // reset before each measured phase and call (/proc/self/clear_refs), so each reports its own. Prints one JSON line.
 // Run by the parent: node --expose-gc bench/hf-checkpoint-child.js '<json of the options>'
 import { writeFileSync } from 'node:fs';
@@ -95,14 +95,15 @@ function traced(policy, trace) {
   });
 }
 
-/** One ReMaRk step of requests × lists rows, as train() runs it (reference cloned before, not timed in the step). */
+/** One ReMaRk step of requests × lists rows, as train() runs it (the reference made before, not timed in the step). */
 async function step(policy, o) {
   const config = resolveConfig({
     recipe: 'remark', steps: 1, groups: o.requests, candidates: o.lists, microBatchTokens: o.microBatchTokens, generation: { maxNewTokens: o.maxTokens },
   });
   const task = createTask(config, policy.tokenizer);
   const cloneStart = performance.now();
-  const reference = needsReference(config) ? await policy.clone() : undefined;
+  // train()'s rule: under LoRA the policy's base with its adapters off (policy.adapters, branch i-lora), else a clone
+  const reference = needsReference(config) ? (policy.adapters?.base() ?? (await policy.clone())) : undefined;
   const referenceSeconds = since(cloneStart);
   const trace = [];
   await resetPeak();
