@@ -159,3 +159,28 @@ function assemble(vocab: Map<string, number>, merges: string[], specials: readon
   };
   return { tokenizer, config };
 }
+
+/**
+ * A byte-level BPE of exactly `vocabSize` tokens (`specialTokens` included) without training, for real-size
+ * vocabularies in tests and benchmarks: the 256 bytes (letters first), every byte pair, then letter triples (a pair
+ * + a letter) until the size is reached (256 + 65,536 + 140,608 entries at most); the specials take the top ids.
+ */
+export function syntheticBpe(vocabSize: number, specialTokens: readonly string[] = BPE_DEFAULTS.specialTokens): TrainedTokenizer {
+  const entries = vocabSize - specialTokens.length;
+  const table = byteToUnicode();
+  const letters = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'].map((c) => table[c.charCodeAt(0)]);
+  const order = [...new Set([...letters, ...table])];
+  const most = order.length + order.length ** 2 + letters.length ** 3;
+  if (!Number.isInteger(entries) || entries < order.length || entries > most) {
+    throw new GrpoError('GRPO_VALUE_RANGE', `syntheticBpe: expected vocabSize in [${order.length + specialTokens.length}, ${most + specialTokens.length}] but received ${vocabSize}`);
+  }
+  const vocab = new Map<string, number>(order.map((c, i) => [c, i]));
+  const merges: string[] = [];
+  const add = (left: string, right: string) => {
+    vocab.set(left + right, vocab.size);
+    merges.push(`${left} ${right}`);
+  };
+  for (const a of order) for (const b of order) if (vocab.size < entries) add(a, b);
+  for (const a of letters) for (const b of letters) for (const c of letters) if (vocab.size < entries) add(a + b, c);
+  return assemble(vocab, merges, specialTokens);
+}

@@ -237,36 +237,40 @@ export async function rewriteSafetensors(from: string, to: string, replace: (t: 
 
 export const INDEX_FILE = 'model.safetensors.index.json';
 
-/** Splits tensors into shards of at most `maxShardBytes` (one tensor never splits). */
-function shard(tensors: readonly NamedTensor[], maxShardBytes: number): NamedTensor[][] {
+/** Splits tensors into shards of at most `maxShardBytes` stored as `dtype` (one tensor never splits). */
+function shard(tensors: readonly NamedTensor[], maxShardBytes: number, dtype: WeightDtype): NamedTensor[][] {
   const shards: NamedTensor[][] = [[]];
   let bytes = 0;
   for (const t of tensors) {
-    if (bytes > 0 && bytes + t.data.byteLength > maxShardBytes) {
+    const size = t.data.length * BYTES[dtype];
+    if (bytes > 0 && bytes + size > maxShardBytes) {
       shards.push([]);
       bytes = 0;
     }
     shards[shards.length - 1].push(t);
-    bytes += t.data.byteLength;
+    bytes += size;
   }
   return shards;
 }
 
-/** Writes model.safetensors, or model-0000i-of-0000n.safetensors plus the index when larger than maxShardBytes. */
-export async function writeModelWeights(dir: string, tensors: readonly NamedTensor[], maxShardBytes = Infinity): Promise<string[]> {
-  const shards = shard(tensors, maxShardBytes);
+/**
+ * Writes model.safetensors, or model-0000i-of-0000n.safetensors plus the index when larger than maxShardBytes,
+ * stored as `dtype` (shard sizes and the index's total_size count the stored bytes, as transformers' do).
+ */
+export async function writeModelWeights(dir: string, tensors: readonly NamedTensor[], maxShardBytes = Infinity, dtype: WeightDtype = 'F32'): Promise<string[]> {
+  const shards = shard(tensors, maxShardBytes, dtype);
   if (shards.length === 1) {
-    await writeSafetensors(join(dir, 'model.safetensors'), tensors);
+    await writeSafetensors(join(dir, 'model.safetensors'), tensors, undefined, dtype);
     return ['model.safetensors'];
   }
   const pad = (i: number) => String(i).padStart(5, '0');
   const names = shards.map((_, i) => `model-${pad(i + 1)}-of-${pad(shards.length)}.safetensors`);
   const weightMap: Record<string, string> = {};
   for (let i = 0; i < shards.length; i++) {
-    await writeSafetensors(join(dir, names[i]), shards[i]);
+    await writeSafetensors(join(dir, names[i]), shards[i], undefined, dtype);
     for (const t of shards[i]) weightMap[t.name] = names[i];
   }
-  const total = tensors.reduce((sum, t) => sum + t.data.byteLength, 0);
+  const total = tensors.reduce((sum, t) => sum + t.data.length * BYTES[dtype], 0);
   await writeJsonFile(join(dir, INDEX_FILE), { metadata: { total_size: total }, weight_map: weightMap });
   return [...names, INDEX_FILE];
 }
