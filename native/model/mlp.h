@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "lora.h"
+
 namespace grpo {
 struct PackedB;
 }
@@ -13,10 +15,11 @@ struct MlpWeights {
   const float *gate, *up, *down;  // [I, H], [I, H], [H, I]
   bool bf16;
   const PackedB *gate_packed = nullptr, *up_packed = nullptr, *down_packed = nullptr;  // forward only (generation)
+  LoraSite gate_lora{}, up_lora{}, down_lora{};  // adapters, when the layer has them
 };
 
 struct MlpGrads {
-  float *gate, *up, *down;
+  float *gate, *up, *down;  // null: frozen
 };
 
 // gate, up, act [T, I] are kept for backward; out [T, H]

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "grpo/logprob.h"
+#include "logprob/linear_logprob.h"
 #include "rmsnorm.h"
 #include "runtime/error.h"
 #include "runtime/thread_pool.h"
@@ -29,6 +30,14 @@ void embed_backward(Model& m, const int32_t* tokens, int64_t T, const float* dx)
 
 void check(grpo_status status) {
   if (status != GRPO_OK) fail(status, "%s", grpo_last_error());
+}
+
+// The adapters of layer l in this call: null without adapters or while they are off; in training with the forward's
+// dropout and the adapters' gradients.
+const LayerAdapters* adapters_of(Model& m, int64_t l, bool train, LayerAdapters& out) {
+  if (!m.lora || !m.lora->enabled) return nullptr;
+  out = layer_adapters(*m.lora, l, train, m.train.lora_key, train ? m.lora->grads.data() : nullptr);
+  return &out;
 }
 
 // The rows of hidden [T, H] whose target is not ignore_index.
@@ -99,9 +108,19 @@ Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rop
 
 Model::Model(const Model& o) : config(o.config), layout(o.layout), rope(o.rope), params(o.params) {
   p = bind(config, layout, params.data());
+  if (!o.lora) return;
+  lora = std::make_unique<Lora>(*o.lora);
+  lora->adam_m.clear();
+  lora->adam_v.clear();
+  std::fill(lora->grads.begin(), lora->grads.end(), 0.0f);
+  lora->forwards = 0;
 }
 
 void Model::ensure_grads() {
+  if (lora) {
+    if (g.layers.empty()) g.layers.resize(static_cast<size_t>(config.layers));
+    return;
+  }
   if (!grads.empty()) return;
   grads.assign(static_cast<size_t>(layout.total), 0.0f);
   g = bind(config, layout, grads.data());
@@ -119,8 +138,9 @@ void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, Trai
   for (int64_t l = 0; l < c.layers; ++l) {
     LayerActs& a = keep ? keep->layers[l] : m.work.layer;
     a.resize(c, T);
+    LayerAdapters adapters;
     layer_forward(c, m.rope, m.p.layers[l], tl, x.data(), a, cache, l, y.data(),
-                  packs && !packs->layers.empty() ? &packs->layers[l] : nullptr);
+                  packs && !packs->layers.empty() ? &packs->layers[l] : nullptr, adapters_of(m, l, keep != nullptr, adapters));
     std::swap(x, y);
   }
   hidden.resize(x.size());
@@ -137,6 +157,7 @@ void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t
   ts.ready = false;
   std::vector<float> hidden;
   if (train) {
+    if (m.lora) ts.lora_key = lora_forward_key(*m.lora, m.step), ++m.lora->forwards;
     score_layout(m, tokens, tl, targets, o, true, hidden, logp, entropy);
     m.release_work();
     ts.layout = tl;
@@ -172,7 +193,12 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   // the forward's lse spares the backward its statistics pass (4 products per tile, not 5); a gradient of the
   // entropy also needs the forward's entropies, else the backward recomputes them
   const bool saved = !grad_entropy || !head.entropy.empty();
-  if (n > 0 && saved)
+  if (n > 0 && !m.g.lm_head)  // frozen (LoRA): the gradient at the hidden states only
+    linear_logprob::backward_frozen_weight(head.hidden.data(), m.p.lm_head, head.targets.data(), n, H, c.vocab, lo,
+                                           {saved ? head.lse.data() : nullptr, saved && grad_entropy ? head.entropy.data() : nullptr},
+                                           head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
+                                           head_d_hidden.data());
+  else if (n > 0 && saved)
     check(grpo_linear_logprob_backward_saved(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab,
                                              &lo, head.lse.data(), grad_entropy ? head.entropy.data() : nullptr,
                                              head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
@@ -186,9 +212,11 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   dx.assign(d_hidden.size(), 0.0f);
   for (int64_t i = 0; i < n; ++i) std::copy_n(head_d_hidden.data() + i * H, H, d_hidden.data() + head.rows[i] * H);
   rmsnorm_backward(ts.final_x.data(), m.p.final_norm, ts.final_rms.data(), d_hidden.data(), T, H, dx.data(), m.g.final_norm);
-  for (int64_t l = c.layers - 1; l >= 0; --l)
-    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], ts.scratch, dx);
-  embed_backward(m, ts.tokens.data(), T, dx.data());
+  for (int64_t l = c.layers - 1; l >= 0; --l) {
+    LayerAdapters adapters;
+    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], ts.scratch, dx, adapters_of(m, l, true, adapters));
+  }
+  if (m.g.embed) embed_backward(m, ts.tokens.data(), T, dx.data());
   ts.ready = false;  // the activation buffers stay allocated for the next training step
 }
 

@@ -18,9 +18,19 @@ namespace {
 
 using grpo::model::need;
 
-const grpo::model::TensorSlot& slot_of(const grpo_model* model, const char* name, int64_t numel) {
+// The named tensor's values: a base parameter, or an adapter's A or B.
+float* tensor_data(grpo_model* model, const char* name, int64_t numel) {
   need(model, "model");
-  return grpo::model::slot_of(model->impl.layout, name, numel);
+  need(name, "name");
+  auto& m = model->impl;
+  if (m.lora && m.lora->layout.find(name)) return m.lora->params.data() + grpo::model::slot_of(m.lora->layout, name, numel).offset;
+  return m.params.data() + grpo::model::slot_of(m.layout, name, numel).offset;
+}
+
+grpo::model::Lora& lora_of(grpo_model* model) {
+  need(model, "model");
+  if (!model->impl.lora) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the model has no LoRA adapters (grpo_model_lora_attach)");
+  return *model->impl.lora;
 }
 
 }  // namespace
@@ -69,17 +79,17 @@ grpo_status grpo_model_tensor_info(const grpo_model* model, int64_t index, const
 
 grpo_status grpo_model_get_tensor(const grpo_model* model, const char* name, float* out, int64_t numel) {
   return grpo::guarded([&] {
-    const auto& slot = slot_of(model, name, numel);
+    const float* data = tensor_data(const_cast<grpo_model*>(model), name, numel);
     need(out, "out");
-    std::memcpy(out, model->impl.params.data() + slot.offset, sizeof(float) * numel);
+    std::memcpy(out, data, sizeof(float) * numel);
   });
 }
 
 grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const float* values, int64_t numel) {
   return grpo::guarded([&] {
-    const auto& slot = slot_of(model, name, numel);
+    float* data = tensor_data(model, name, numel);
     grpo::model::check_tensor_values(name, values, numel);
-    std::memcpy(model->impl.params.data() + slot.offset, values, sizeof(float) * numel);
+    std::memcpy(data, values, sizeof(float) * numel);
   });
 }
 
@@ -128,8 +138,10 @@ grpo_status grpo_model_backward(grpo_model* model, const float* grad_logp, const
 grpo_status grpo_model_zero_grad(grpo_model* model) {
   return grpo::guarded([&] {
     need(model, "model");
-    model->impl.ensure_grads();
-    std::fill(model->impl.grads.begin(), model->impl.grads.end(), 0.0f);
+    auto& m = model->impl;
+    m.ensure_grads();
+    auto& grads = m.lora ? m.lora->grads : m.grads;
+    std::fill(grads.begin(), grads.end(), 0.0f);
   });
 }
 
@@ -161,6 +173,53 @@ grpo_status grpo_model_set_optimizer(grpo_model* model, const float* m, const fl
     impl.adam_m.assign(m, m + impl.params.size());
     impl.adam_v.assign(v, v + impl.params.size());
     impl.step = step;
+  });
+}
+
+grpo_status grpo_model_lora_attach(grpo_model* model, const grpo_lora_config* config) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    need(config, "config");
+    auto& m = model->impl;
+    if (m.lora) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the model already has LoRA adapters");
+    m.lora = std::make_unique<grpo::model::Lora>(grpo::model::make_lora(m.config, *config));
+    // the base is frozen from now on: its gradients and moments go
+    for (auto* buffer : {&m.grads, &m.adam_m, &m.adam_v}) std::vector<float>().swap(*buffer);
+    m.g = {};
+    m.step = 0;
+    m.train.ready = false;
+  });
+}
+
+grpo_status grpo_model_lora_set_enabled(grpo_model* model, int32_t enabled) {
+  return grpo::guarded([&] {
+    lora_of(model).enabled = enabled != 0;
+    model->impl.train.ready = false;  // a backward must see the adapters of its own forward
+  });
+}
+
+int64_t grpo_model_lora_num_parameters(const grpo_model* model) {
+  return model && model->impl.lora ? model->impl.lora->layout.total : 0;
+}
+
+grpo_status grpo_model_lora_get_optimizer(const grpo_model* model, float* m, float* v, int64_t* step) {
+  return grpo::guarded([&] {
+    const auto& l = lora_of(const_cast<grpo_model*>(model));
+    const size_t n = l.params.size();
+    if (m) l.adam_m.empty() ? std::fill(m, m + n, 0.0f) : void(std::copy(l.adam_m.begin(), l.adam_m.end(), m));
+    if (v) l.adam_v.empty() ? std::fill(v, v + n, 0.0f) : void(std::copy(l.adam_v.begin(), l.adam_v.end(), v));
+    if (step) *step = model->impl.step;
+  });
+}
+
+grpo_status grpo_model_lora_set_optimizer(grpo_model* model, const float* m, const float* v, int64_t step) {
+  return grpo::guarded([&] {
+    auto& l = lora_of(model);
+    grpo::model::check_set_optimizer(m, v, step);
+    l.adam_m.assign(m, m + l.params.size());
+    l.adam_v.assign(v, v + l.params.size());
+    l.forwards = 0;
+    model->impl.step = step;
   });
 }
 
