@@ -12,13 +12,14 @@ export type LoraTargetModule = (typeof LORA_TARGET_MODULES)[number];
 
 const BELOW_ONE: Range = { ok: (v) => v >= 0 && v < 1, expectation: 'in [0, 1)' };
 
-/** A non-empty list of distinct target modules. */
+/** A non-empty list of distinct target modules (a command line's `q_proj,v_proj` is the list of its comma-separated names). */
 function targetModules(def: LoraTargetModule[], doc: string): Field<LoraTargetModule[]> {
   return {
     type: `array of ${LORA_TARGET_MODULES.map((m) => `"${m}"`).join(' | ')}`, doc, default: def,
-    read: (v, path, n) => {
+    read: (given, path, n) => {
+      const v = typeof given === 'string' && given !== '' ? given.split(',').map((m) => m.trim()) : given;
       if (!Array.isArray(v) || v.length === 0) {
-        throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be a non-empty array of module names but received ${describe(v)}`);
+        throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be a non-empty array of module names but received ${describe(given)}`);
       }
       const modules = v.map((m, i) => oneOf(n.field(`${path}[${i}]`), m, LORA_TARGET_MODULES));
       const twice = modules.find((m, i) => modules.indexOf(m) !== i);

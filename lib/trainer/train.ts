@@ -141,12 +141,29 @@ async function testSelected(ctx: RunContext): Promise<Record<string, number>> {
   }
 }
 
-/** Frozen reference for a KL term or a KL stop: the given one, else a clone saved beside the run for resuming. */
+/**
+ * Frozen reference for a KL term or a KL stop: the given one; under LoRA the policy's base with its adapters off (no
+ * copy; a resume gets it back from the loaded adapter's base); else a clone saved beside the run for resuming.
+ */
 async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy | undefined> {
   if (!needsReference(options.config)) return undefined;
+  if (!options.reference && options.policy.adapters) return options.policy.adapters.base();
   const reference = options.reference ?? (await options.policy.clone());
   await reference.save(join(dir.path, 'reference'));
   return reference;
+}
+
+/**
+ * config.lora set needs a policy with those adapters. A LoRA policy's checkpoints name its base folder: a base only
+ * in memory is saved once as `<run>/base`.
+ */
+async function prepareAdapters(config: TrainerConfig, policy: Policy, dir: RunDir): Promise<void> {
+  const adapters = policy.adapters;
+  if (config.lora && JSON.stringify(adapters?.settings) !== JSON.stringify(config.lora)) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `train: config "lora" is ${JSON.stringify(config.lora)} but the policy has ${adapters ? `adapters ${JSON.stringify(adapters.settings)}` : 'no adapters'}; `
+      + 'create or load the policy with { lora: config.lora } (grpo train does)');
+  }
+  if (adapters && adapters.baseFolder === undefined) await adapters.saveBase(join(dir.path, 'base'));
 }
 
 /** A policy on another device than config.device names ('auto' accepts either) is a mistake worth stopping. */
@@ -168,6 +185,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   checkDevice(config, policy);
   const dir = new RunDir(options.runDir);
   await dir.create(config);
+  await prepareAdapters(config, policy, dir);
   const ctx: RunContext = {
     config, policy, dir, loadPolicy: options.loadPolicy,
     reference: await referenceFor(options, dir),
