@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MODEL_METHODS, native, setCudaLoadForTests, type CudaBinding } from '../lib/binding/index.js';
 import { GrpoError } from '../lib/errors.js';
 import { LORA_TARGET_MODULES, type LoraOptions } from '../lib/options/lora.js';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
@@ -223,5 +224,17 @@ describe('LoRA errors', () => {
     await policy.adapters!.saveBase(join(dir, 'base'));
     await policy.save(join(dir, 'adapter'));
     await fails(() => BuiltinPolicy.load(join(dir, 'adapter'), { lora: { rank: 4 } }), 'GRPO_INVALID_ARGUMENT', /other settings/);
+  });
+
+  it('a model on an addon without the LoRA methods (the CUDA one) refuses adapters: GRPO_UNSUPPORTED', async () => {
+    const cpu = native();
+    const methods = Object.fromEntries(MODEL_METHODS.map((name) => [name, (cpu[name] as (...a: unknown[]) => unknown).bind(cpu)]));
+    const binding = { ...methods, cudaProbe: () => ({ ok: true, deviceCount: 1, error: 0, message: 'stand-in' }) } as unknown as CudaBinding;
+    setCudaLoadForTests({ binding, reason: 'stand-in CUDA addon (model methods, no LoRA)' });
+    try {
+      await fails(() => BuiltinPolicy.create(tiny, { device: 'cuda', lora: { rank: 2 } }), 'GRPO_UNSUPPORTED', /CPU model only.*"cuda"/);
+    } finally {
+      setCudaLoadForTests(undefined);
+    }
   });
 });
