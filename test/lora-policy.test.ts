@@ -139,6 +139,16 @@ describe('LoRA leaves the base as it is', () => {
     expect((await lora.score(batch)).logp[0].length).toBe(6);
   });
 
+  it('generation runs the adapters: KV-cache log-probs equal scoring the whole sequence; the base view generates the base', async () => {
+    const policy = adapted();
+    const out = await policy.generate(batch.prompts, { maxNewTokens: 10, seed: 9 });
+    const scored = await policy.score({ prompts: batch.prompts, completions: out.map((g) => g.tokens) });
+    out.forEach((g, i) => expectClose(g.logp, scored.logp[i], { atol: 2e-5, rtol: 1e-4 }));
+    const base = BuiltinPolicy.create(tiny, { seed: 3 });
+    const greedy = { maxNewTokens: 10, temperature: 0 };
+    expect((await policy.adapters!.base().generate(batch.prompts, greedy)).map((g) => g.logp)).toEqual((await base.generate(batch.prompts, greedy)).map((g) => g.logp));
+  });
+
   it('trains to the same bits with 1 and 2 threads (dropout masks included)', async () => {
     const run = async (threads: number) => {
       setThreads(threads);

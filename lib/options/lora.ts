@@ -44,6 +44,12 @@ export type LoraSettings = ValuesOf<typeof LORA_OPTIONS>;
 
 export const LORA_DEFAULTS = defaultsOf(LORA_OPTIONS);
 
+/** Whether two settings describe the same adapters (target modules in any order). */
+export function sameLoraSettings(a: LoraSettings, b: LoraSettings): boolean {
+  const modules = (s: LoraSettings) => [...s.targetModules].sort().join();
+  return a.rank === b.rank && a.alpha === b.alpha && a.dropout === b.dropout && a.rslora === b.rslora && modules(a) === modules(b);
+}
+
 /** The factor on B·A: alpha / r, or alpha / √r with rslora (peft/src/peft/tuners/lora/layer.py lines 278-281). */
 export function loraScale(s: Pick<LoraSettings, 'rank' | 'alpha' | 'rslora'>): number {
   return s.rslora ? s.alpha / Math.sqrt(s.rank) : s.alpha / s.rank;

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { modelBinding, type ModelBindingWithLora, type ModelHandle, type NativeLoraConfig, type ResolvedDevice } from '../binding/index.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
-import { LORA_DEFAULTS, LORA_OPTIONS, LORA_TARGET_MODULES, loraScale, type LoraSettings } from '../options/lora.js';
+import { LORA_DEFAULTS, LORA_OPTIONS, LORA_TARGET_MODULES, loraScale, sameLoraSettings, type LoraSettings } from '../options/lora.js';
 import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
 import { readUserJson } from '../user-files.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
@@ -65,9 +65,6 @@ function nativeLora(settings: LoraSettings, seed: number): NativeLoraConfig {
   const targets = settings.targetModules.reduce((bits, m) => bits | (1 << LORA_TARGET_MODULES.indexOf(m)), 0);
   return { rank: settings.rank, scale: loraScale(settings), dropout: settings.dropout, targets, seed };
 }
-
-const sameSettings = (a: LoraSettings, b: LoraSettings) =>
-  a.rank === b.rank && a.alpha === b.alpha && a.dropout === b.dropout && a.rslora === b.rslora && [...a.targetModules].sort().join() === [...b.targetModules].sort().join();
 
 export class BuiltinPolicy implements Policy {
   readonly config: ModelConfig;
@@ -184,7 +181,7 @@ export class BuiltinPolicy implements Policy {
     const policy = await BuiltinPolicy.load(baseDir, rest);
     const checkpoint = await loadLoraCheckpoint(dir, policy.config);
     const { settings } = checkpoint.adapter;
-    if (lora !== undefined && !sameSettings(checkOptions(LORA_OPTIONS, callNaming('BuiltinPolicy.load lora'), lora, LORA_DEFAULTS), settings)) {
+    if (lora !== undefined && !sameLoraSettings(checkOptions(LORA_OPTIONS, callNaming('BuiltinPolicy.load lora'), lora, LORA_DEFAULTS), settings)) {
       throw new GrpoError('GRPO_INVALID_ARGUMENT', `BuiltinPolicy.load lora: ${dir} holds an adapter with other settings (${JSON.stringify(settings)}); leave lora out to load it`);
     }
     policy.attachLora(settings, checkpoint.seed, resolve(baseDir));

@@ -2,6 +2,7 @@
 // checkpoints, Ctrl-C handling, then the test evaluation of the selected checkpoint and a report.
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
+import { sameLoraSettings } from '../options/lora.js';
 import type { Policy } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
 import { needsReference, policyDevice, trainStep, type StepContext, type StepRecord } from './loop.js';
@@ -159,7 +160,7 @@ async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy 
  */
 async function prepareAdapters(config: TrainerConfig, policy: Policy, dir: RunDir): Promise<void> {
   const adapters = policy.adapters;
-  if (config.lora && JSON.stringify(adapters?.settings) !== JSON.stringify(config.lora)) {
+  if (config.lora && !(adapters && sameLoraSettings(adapters.settings, config.lora))) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `train: config "lora" is ${JSON.stringify(config.lora)} but the policy has ${adapters ? `adapters ${JSON.stringify(adapters.settings)}` : 'no adapters'}; `
       + 'create or load the policy with { lora: config.lora } (grpo train does)');
   }
