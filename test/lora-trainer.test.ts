@@ -85,6 +85,19 @@ describe('train with LoRA', () => {
     expect(outcome(runDir)).toEqual(outcome(join(root, 'full')));
   });
 
+  it('a LoRA policy made in memory gets its base saved once as <run>/base, which its checkpoints name', async () => {
+    const runDir = join(root, 'in-memory');
+    const start = await BuiltinPolicy.load(baseDir);
+    const policy = BuiltinPolicy.create(start.config, { seed: 3, tokenizer: start.tokenizer, lora: c.lora! });
+    policy.setTensors(start.getTensors());
+    await train({ config: { ...c, steps: 1, checkpointEvery: 1, validation: { ...c.validation, every: 0 } }, policy, runDir, loadPolicy, skipTest: true });
+    expect(policy.adapters!.baseFolder).toBe(join(runDir, 'base'));
+    const checkpoint = join(runDir, 'checkpoints', 'step-1', 'policy');
+    expect(JSON.parse(readFileSync(join(checkpoint, 'adapter_config.json'), 'utf8')).base_model_name_or_path).toBe(join(runDir, 'base'));
+    const batch = { prompts: [Int32Array.of(5, 6, 7)], completions: [Int32Array.of(8, 9, 10)] };
+    expect((await (await BuiltinPolicy.load(checkpoint)).score(batch)).logp).toEqual((await policy.score(batch)).logp);
+  });
+
   it('refuses config.lora with a policy without those adapters', async () => {
     const error = await train({ config: c, policy: await BuiltinPolicy.load(baseDir), runDir: join(root, 'refused'), loadPolicy }).catch((e) => e);
     expect(error).toMatchObject({ code: 'GRPO_INVALID_ARGUMENT', message: expect.stringMatching(/config "lora"/) });

@@ -244,16 +244,16 @@ export class BuiltinPolicy implements Policy {
 
   /** AdamW moments of what trains (every parameter, or under LoRA the adapters in loraTensorShapes order) and the step. */
   getOptimizerState(): OptimizerState {
-    const addon = this.addon, lora = this.lora && addon.modelLoraParameterCount && addon.modelLoraGetOptimizer;
-    const n = lora ? addon.modelLoraParameterCount!(this.live()) : this.parameterCount();
+    const addon = this.addon, model = this.live(); // a LoRA policy's addon has the LoRA methods (attachLora checked)
+    const n = this.lora ? addon.modelLoraParameterCount!(model) : this.parameterCount();
     const m = new Float32Array(n), v = new Float32Array(n);
-    const step = wrapNative(() => (lora ? addon.modelLoraGetOptimizer!(this.live(), m, v) : addon.modelGetOptimizer(this.live(), m, v)));
+    const step = wrapNative(() => (this.lora ? addon.modelLoraGetOptimizer!(model, m, v) : addon.modelGetOptimizer(model, m, v)));
     return { m, v, step };
   }
 
   setOptimizerState(state: OptimizerState): void {
-    const addon = this.addon;
-    wrapNative(() => (this.lora ? addon.modelLoraSetOptimizer!(this.live(), state.m, state.v, state.step) : addon.modelSetOptimizer(this.live(), state.m, state.v, state.step)));
+    const addon = this.addon, model = this.live();
+    wrapNative(() => (this.lora ? addon.modelLoraSetOptimizer!(model, state.m, state.v, state.step) : addon.modelSetOptimizer(model, state.m, state.v, state.step)));
     this.steps = state.step;
   }
 

@@ -154,17 +154,13 @@ async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy 
   return reference;
 }
 
-/**
- * config.lora set needs a policy with those adapters. A LoRA policy's checkpoints name its base folder: a base only
- * in memory is saved once as `<run>/base`.
- */
-async function prepareAdapters(config: TrainerConfig, policy: Policy, dir: RunDir): Promise<void> {
+/** config.lora set needs a policy with those adapters (a LoRA policy without config.lora is its own choice). */
+function checkAdapters(config: TrainerConfig, policy: Policy): void {
   const adapters = policy.adapters;
   if (config.lora && !(adapters && sameLoraSettings(adapters.settings, config.lora))) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `train: config "lora" is ${JSON.stringify(config.lora)} but the policy has ${adapters ? `adapters ${JSON.stringify(adapters.settings)}` : 'no adapters'}; `
       + 'create or load the policy with { lora: config.lora } (grpo train does)');
   }
-  if (adapters && adapters.baseFolder === undefined) await adapters.saveBase(join(dir.path, 'base'));
 }
 
 /** A policy on another device than config.device names ('auto' accepts either) is a mistake worth stopping. */
@@ -184,9 +180,11 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const { config, policy } = options;
   if (!policy) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'train: expected a policy');
   checkDevice(config, policy);
+  checkAdapters(config, policy);
   const dir = new RunDir(options.runDir);
   await dir.create(config);
-  await prepareAdapters(config, policy, dir);
+  // a LoRA policy's checkpoints name its base folder: a base only in memory is saved once, as <run>/base
+  if (policy.adapters && policy.adapters.baseFolder === undefined) await policy.adapters.saveBase(join(dir.path, 'base'));
   const ctx: RunContext = {
     config, policy, dir, loadPolicy: options.loadPolicy,
     reference: await referenceFor(options, dir),
