@@ -1,6 +1,6 @@
 // The built-in decoder: finite-difference gradients of every tensor (so every layer: embedding,
 // RMSNorm, rotary attention with GQA (plain and YaRN-scaled), biases and per-head q/k norms, SwiGLU, final norm, LM head) on
-// tiny configs, bitwise determinism across thread counts, and AdamW against its formula.
+// tiny configs, bitwise determinism across thread counts, AdamW against its formula, and the LoRA C ABI's checks.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -191,6 +191,30 @@ void bad_input_is_rejected() {
   grpo_model_destroy(m);
 }
 
+// LoRA through the C ABI: settings checked, one attach per model, calls that need adapters refused without them, the
+// adapter count, and B = 0 at attach leaves the log-probs bit for bit (the gradients are test/lora-policy.test.ts's).
+void lora_is_checked() {
+  Batch b;
+  grpo_model* m = randomised(tiny(false, true));
+  const double before = loss(m, b, false);
+  for (grpo_lora_config bad : {grpo_lora_config{0, 2.0f, 0.0f, GRPO_LORA_Q, 1}, grpo_lora_config{5, 2.0f, 0.0f, GRPO_LORA_Q, 1},
+                               grpo_lora_config{2, 0.0f, 0.0f, GRPO_LORA_Q, 1}, grpo_lora_config{2, 2.0f, 1.0f, GRPO_LORA_Q, 1},
+                               grpo_lora_config{2, 2.0f, 0.0f, 0, 1}, grpo_lora_config{2, 2.0f, 0.0f, 128, 1}})
+    CHECK(grpo_model_lora_attach(m, &bad) == GRPO_ERR_VALUE_RANGE);
+  CHECK(grpo_model_lora_set_enabled(m, 0) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(grpo_model_lora_num_parameters(m) == 0);
+  const grpo_lora_config good{2, 2.0f, 0.1f, GRPO_LORA_Q | GRPO_LORA_DOWN, 1};
+  CHECK(grpo_model_lora_attach(m, &good) == GRPO_OK);
+  CHECK(grpo_model_lora_attach(m, &good) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(grpo_model_lora_num_parameters(m) == 2 * ((2 * 8 + 8 * 2) + (2 * 12 + 8 * 2)));  // q: A [2, 8], B [8, 2]; down: A [2, 12], B [8, 2]
+  CHECK(loss(m, b, false) == before);
+  std::vector<float> a(16);
+  CHECK(grpo_model_get_tensor(m, "model.layers.1.self_attn.q_proj.lora_A.weight", a.data(), 16) == GRPO_OK);
+  for (float x : a) CHECK(std::fabs(x) <= 1.0f / std::sqrt(8.0f) && x != 0.0f);  // kaiming-uniform a = √5: U(−1/√in, 1/√in)
+  CHECK(grpo_model_get_tensor(m, "model.layers.1.self_attn.k_proj.lora_A.weight", a.data(), 16) == GRPO_ERR_INVALID_ARGUMENT);
+  grpo_model_destroy(m);
+}
+
 }  // namespace
 
 int main() {
@@ -202,5 +226,6 @@ int main() {
   adamw_matches_formula();
   same_bits_for_any_thread_count();
   bad_input_is_rejected();
+  lora_is_checked();
   return grpo::test::report("test_model");
 }
