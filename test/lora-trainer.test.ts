@@ -98,6 +98,17 @@ describe('train with LoRA', () => {
     expect((await (await BuiltinPolicy.load(checkpoint)).score(batch)).logp).toEqual((await policy.score(batch)).logp);
   });
 
+  it('sft of a LoRA policy made in memory writes out/base beside the adapter, and out/policy loads as base + adapter', async () => {
+    const start = await BuiltinPolicy.load(baseDir);
+    const policy = BuiltinPolicy.create(start.config, { seed: 4, tokenizer: start.tokenizer, lora: { rank: 2 } });
+    policy.setTensors(start.getTensors());
+    const out = join(root, 'lora-sft');
+    await sft(policy, recommendExamples(moviesData(moviesDir), 3), { steps: 3, batchSize: 2, learningRate: 1e-2 }, { out });
+    expect(existsSync(join(out, 'base', 'config.json'))).toBe(true);
+    const loaded = await BuiltinPolicy.load(join(out, 'policy'));
+    expect(loaded.getAdapterTensors()).toEqual(policy.getAdapterTensors());
+  });
+
   it('refuses config.lora with a policy without those adapters', async () => {
     const error = await train({ config: c, policy: await BuiltinPolicy.load(baseDir), runDir: join(root, 'refused'), loadPolicy }).catch((e) => e);
     expect(error).toMatchObject({ code: 'GRPO_INVALID_ARGUMENT', message: expect.stringMatching(/config "lora"/) });

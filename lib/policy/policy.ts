@@ -97,6 +97,11 @@ export interface PolicyAdapters {
   saveBase(dir: string): Promise<void>;
 }
 
+/** A LoRA policy whose base exists only in memory writes it to `dir` (once), so that its adapter saves can name it. */
+export async function ensureAdapterBase(policy: Policy, dir: string): Promise<void> {
+  if (policy.adapters && policy.adapters.baseFolder === undefined) await policy.adapters.saveBase(dir);
+}
+
 export interface Policy {
   readonly config: ModelConfig;
   readonly tokenizer: Tokenizer | undefined;

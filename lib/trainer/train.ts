@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
 import { sameLoraSettings } from '../options/lora.js';
-import type { Policy } from '../policy/policy.js';
+import { ensureAdapterBase, type Policy } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
 import { needsReference, policyDevice, trainStep, type StepContext, type StepRecord } from './loop.js';
 import { writeRunReport } from './run-report.js';
@@ -183,8 +183,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   checkAdapters(config, policy);
   const dir = new RunDir(options.runDir);
   await dir.create(config);
-  // a LoRA policy's checkpoints name its base folder: a base only in memory is saved once, as <run>/base
-  if (policy.adapters && policy.adapters.baseFolder === undefined) await policy.adapters.saveBase(join(dir.path, 'base'));
+  await ensureAdapterBase(policy, join(dir.path, 'base')); // a LoRA policy's checkpoints name their base folder
   const ctx: RunContext = {
     config, policy, dir, loadPolicy: options.loadPolicy,
     reference: await referenceFor(options, dir),
