@@ -11,6 +11,7 @@ import { GrpoError } from '../lib/errors.js';
 import { LORA_TARGET_MODULES, type LoraOptions } from '../lib/options/lora.js';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
 import type { ModelConfig } from '../lib/policy/config.js';
+import { loadCheckpoint } from '../lib/policy/checkpoint.js';
 import { loadAdapter, loraTensorShapes } from '../lib/policy/lora-format.js';
 import { mergeAdapter } from '../lib/policy/lora-merge.js';
 import type { ScoreResult, SequenceBatch } from '../lib/policy/policy.js';
@@ -217,6 +218,45 @@ describe('LoRA checkpoints', () => {
       const logits = await policy.logits([Int32Array.from(s.tokens)]);
       expectClose(logits, Float32Array.from(s.logits.flat()), { atol: 2e-5, rtol: 1e-4 });
     }
+  });
+});
+
+describe('a bfloat16 checkpoint\'s frozen base kept in bfloat16', () => {
+  const dir = join('test', 'fixtures', 'model', 'qwen2.5-0.5b-tiny'); // model.safetensors in BF16
+  const lora: LoraOptions = { ...ALL, dropout: 0.1 };
+  const optimizer = { learningRate: 1e-2 };
+
+  it('computes exactly what the same base in float32 computes: scores, generation, training, the base view, clones, saves', async () => {
+    const kept = await BuiltinPolicy.load(dir, { seed: 6, lora, optimizer });
+    const { config, tensors } = await loadCheckpoint(dir);
+    const wide = BuiltinPolicy.create(config, { seed: 6, lora, optimizer }); // created, then set: the base stays float32
+    wide.setTensors(tensors);
+    expect([kept.adapters!.baseBf16, wide.adapters!.baseBf16]).toEqual([true, false]);
+    expect(kept.getTensors()).toEqual(wide.getTensors());
+    for (let s = 0; s < 2; s++) {
+      for (const p of [kept, wide]) {
+        const f = await p.forward(batch);
+        await p.backward(f.handle, { gradLogp: weights });
+        await p.optimizerStep();
+      }
+      expect(kept.getAdapterTensors()).toEqual(wide.getAdapterTensors());
+    }
+    expect((await kept.score(batch)).logp).toEqual((await wide.score(batch)).logp);
+    expect((await kept.adapters!.base().score(batch)).logp).toEqual((await wide.adapters!.base().score(batch)).logp);
+    const gen = { maxNewTokens: 8, seed: 2 };
+    expect(await kept.generate(batch.prompts, gen)).toEqual(await wide.generate(batch.prompts, gen));
+    expect((await (await kept.clone()).score(batch)).logp).toEqual((await wide.score(batch)).logp);
+    const out = mkdtempSync(join(tmpdir(), 'grpo-lora-'));
+    await kept.adapters!.saveBase(join(out, 'base'));
+    await kept.save(join(out, 'adapter'));
+    const loaded = await BuiltinPolicy.load(join(out, 'adapter'), { optimizer });
+    expect(loaded.adapters!.baseBf16).toBe(true);
+    expect((await loaded.score(batch)).logp).toEqual((await wide.score(batch)).logp);
+  });
+
+  it('a float32 checkpoint keeps its base in float32', async () => {
+    const policy = await BuiltinPolicy.load(join('test', 'fixtures', 'model', 'qwen2-tiny'), { lora });
+    expect(policy.adapters!.baseBf16).toBe(false);
   });
 });
 

@@ -249,6 +249,8 @@ export interface NativeLoraConfig {
   dropout: number;
   targets: number;
   seed: number;
+  /** Keep the frozen base's layer matrices in bfloat16 (base_bf16). */
+  baseBf16: boolean;
 }
 
 /** The built-in model's LoRA adapters (native/addon/lora_addon.cc): the CPU addon has them, the CUDA one does not. */

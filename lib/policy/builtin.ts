@@ -10,14 +10,13 @@ import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
 import { LORA_DEFAULTS, LORA_OPTIONS, LORA_TARGET_MODULES, loraScale, sameLoraSettings, type LoraSettings } from '../options/lora.js';
 import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
-import { readUserJson } from '../user-files.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
 import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './batch.js';
 import { generateWith } from './generate.js';
 import { generationDefaults, withGenerationDefaults, type GenerationDefaults } from './generation-config.js';
 import { isAdapterFolder, loadLoraCheckpoint, saveLoraCheckpoint } from './lora-checkpoint.js';
-import { ADAPTER_CONFIG_FILE, adapterSettingsFromJson, loraTensorShapes } from './lora-format.js';
+import { loraTensorShapes } from './lora-format.js';
 import { adapterBaseFolder } from './lora-merge.js';
 import {
   policyStep, type Forward, type ForwardHandle, type GenerateOptions, type Generation, type LossFunction, type LossGradient,
@@ -58,12 +57,25 @@ interface LoraState {
   settings: LoraSettings;
   seed: number;
   baseFolder: string | undefined;
+  /** The base's layer matrices kept in bfloat16 (a bfloat16 checkpoint's, widened exactly where used). */
+  baseBf16: boolean;
 }
 
 /** grpo_lora_config of the settings: the target modules as bits in LORA_TARGET_MODULES order. */
-function nativeLora(settings: LoraSettings, seed: number): NativeLoraConfig {
+function nativeLora(settings: LoraSettings, seed: number, baseBf16: boolean): NativeLoraConfig {
   const targets = settings.targetModules.reduce((bits, m) => bits | (1 << LORA_TARGET_MODULES.indexOf(m)), 0);
-  return { rank: settings.rank, scale: loraScale(settings), dropout: settings.dropout, targets, seed };
+  return { rank: settings.rank, scale: loraScale(settings), dropout: settings.dropout, targets, seed, baseBf16 };
+}
+
+/** Whether every decoder-layer matrix holds bfloat16 values (float32 bits ending in 16 zeros), as a bf16 checkpoint's do. */
+function layersAreBf16(tensors: readonly NamedTensor[]): boolean {
+  const dense = tensors.filter((t) => /^model\.layers\.\d+\.(self_attn|mlp)\.\w+_proj\.weight$/.test(t.name));
+  return dense.length > 0 && dense.every((t) => new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length).every((bits) => (bits & 0xffff) === 0));
+}
+
+/** `lora` checked over LORA_DEFAULTS, errors naming `BuiltinPolicy.<fn> lora`. */
+function loraSettings(lora: object, fn: string): LoraSettings {
+  return checkOptions(LORA_OPTIONS, callNaming(`BuiltinPolicy.${fn} lora`), lora, LORA_DEFAULTS);
 }
 
 export class BuiltinPolicy implements Policy {
@@ -131,18 +143,21 @@ export class BuiltinPolicy implements Policy {
     }
     const target = modelBinding(`BuiltinPolicy.${fn}`, o.device);
     const policy = BuiltinPolicy.empty(config, { ...target, bf16: o.bf16Matmuls }, o.tokenizer, o.optimizer ?? {}, false);
-    if (o.lora !== undefined) policy.attachLora(checkOptions(LORA_OPTIONS, callNaming(`BuiltinPolicy.${fn} lora`), o.lora, LORA_DEFAULTS), o.seed, undefined);
+    if (o.lora !== undefined) policy.attachLora(loraSettings(o.lora, fn), o.seed, undefined, false);
     return { policy, seed: o.seed };
   }
 
-  /** Adds adapters (A from `seed`, B zero) and freezes the base; only the CPU model has them. */
-  private attachLora(settings: LoraSettings, seed: number, baseFolder: string | undefined): void {
+  /**
+   * Adds adapters (A from `seed`, B zero) and freezes the base, its layer matrices kept in bfloat16 with `baseBf16`
+   * (set the base's tensors afterwards: they are rounded to it); only the CPU model has adapters.
+   */
+  private attachLora(settings: LoraSettings, seed: number, baseFolder: string | undefined, baseBf16: boolean): void {
     const attach = this.addon.modelLoraAttach;
     if (!attach) {
       throw new GrpoError('GRPO_UNSUPPORTED', `LoRA adapters run on the CPU model only; this policy is on "${this.device}" (create it with device: 'cpu')`);
     }
-    wrapNative(() => attach(this.live(), nativeLora(settings, seed)));
-    this.lora = { settings, seed, baseFolder };
+    wrapNative(() => attach(this.live(), nativeLora(settings, seed, baseBf16)));
+    this.lora = { settings, seed, baseFolder, baseBf16 };
   }
 
   /** A model with zero parameters on `model`'s addon. */
@@ -162,29 +177,32 @@ export class BuiltinPolicy implements Policy {
    */
   static async load(dir: string, options: BuiltinOptions = {}): Promise<BuiltinPolicy> {
     if (isAdapterFolder(dir)) return BuiltinPolicy.loadAdapter(dir, options);
+    const { lora, ...rest } = options;
+    return BuiltinPolicy.loadBase(dir, rest, lora === undefined ? undefined : { settings: loraSettings(lora, 'load'), seed: options.seed ?? 0 });
+  }
+
+  /** A Hugging Face folder, as full model or as the frozen base of `lora`'s adapters (kept in bfloat16 when it is). */
+  private static async loadBase(dir: string, options: BuiltinOptions, lora?: { settings: LoraSettings; seed: number }): Promise<BuiltinPolicy> {
     const loaded = await loadCheckpoint(dir);
     const { policy } = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer }, 'load');
+    if (lora) policy.attachLora(lora.settings, lora.seed, resolve(dir), layersAreBf16(loaded.tensors));
     policy.setTensors(loaded.tensors);
-    if (policy.lora) policy.lora.baseFolder = resolve(dir);
-    else if (loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
+    if (!lora && loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
     if (loaded.generation) policy.generation = { file: loaded.generation, defaults: generationDefaults(loaded.generation) };
     return policy;
   }
 
-  /** An adapter folder: its base, then the adapter, its seed and optimizer state; `options.lora`, if given, must match it. */
+  /** An adapter folder: its base with the adapter, its seed and optimizer state; `options.lora`, if given, must match it. */
   private static async loadAdapter(dir: string, options: BuiltinOptions): Promise<BuiltinPolicy> {
-    const configPath = resolve(dir, ADAPTER_CONFIG_FILE);
-    const { baseModel } = adapterSettingsFromJson(await readUserJson(configPath, 'the settings of a LoRA adapter folder'), configPath);
-    const baseDir = adapterBaseFolder({ baseModel }, dir);
-    if (isAdapterFolder(baseDir)) throw new GrpoError('GRPO_DATA_FORMAT', `${configPath}: its base ${baseDir} is an adapter folder too; name the base model's Hugging Face folder`);
+    const checkpoint = await loadLoraCheckpoint(dir);
+    const baseDir = adapterBaseFolder(checkpoint.adapter, dir);
+    if (isAdapterFolder(baseDir)) throw new GrpoError('GRPO_DATA_FORMAT', `${dir}: its base ${baseDir} is an adapter folder too; name the base model's Hugging Face folder`);
     const { lora, ...rest } = options;
-    const policy = await BuiltinPolicy.load(baseDir, rest);
-    const checkpoint = await loadLoraCheckpoint(dir, policy.config);
     const { settings } = checkpoint.adapter;
-    if (lora !== undefined && !sameLoraSettings(checkOptions(LORA_OPTIONS, callNaming('BuiltinPolicy.load lora'), lora, LORA_DEFAULTS), settings)) {
+    if (lora !== undefined && !sameLoraSettings(loraSettings(lora, 'load'), settings)) {
       throw new GrpoError('GRPO_INVALID_ARGUMENT', `BuiltinPolicy.load lora: ${dir} holds an adapter with other settings (${JSON.stringify(settings)}); leave lora out to load it`);
     }
-    policy.attachLora(settings, checkpoint.seed, resolve(baseDir));
+    const policy = await BuiltinPolicy.loadBase(baseDir, rest, { settings, seed: checkpoint.seed });
     policy.setAdapterTensors(checkpoint.adapter.tensors);
     if (checkpoint.optimizer) policy.setOptimizerState(checkpoint.optimizer);
     return policy;
@@ -208,7 +226,9 @@ export class BuiltinPolicy implements Policy {
   get adapters(): PolicyAdapters | undefined {
     const lora = this.lora;
     if (!lora) return undefined;
-    return { settings: lora.settings, baseFolder: lora.baseFolder, base: () => this.baseOf(), saveBase: (dir) => this.saveBase(dir) };
+    return {
+      settings: lora.settings, baseFolder: lora.baseFolder, baseBf16: lora.baseBf16, base: () => this.baseOf(), saveBase: (dir) => this.saveBase(dir),
+    };
   }
 
   parameterCount(): number {
@@ -336,7 +356,7 @@ export class BuiltinPolicy implements Policy {
         copy = BuiltinPolicy.empty(this.config, target, this.tokenizer, this.optimizer, true);
         copy.setTensors(this.getTensors());
         if (this.lora) {
-          copy.attachLora(this.lora.settings, this.lora.seed, this.lora.baseFolder);
+          copy.attachLora(this.lora.settings, this.lora.seed, this.lora.baseFolder, this.lora.baseBf16);
           copy.setAdapterTensors(this.getAdapterTensors());
         }
       }

@@ -28,8 +28,8 @@ export function saveLoraCheckpoint(dir: string, c: LoraCheckpoint): Promise<void
   });
 }
 
-/** Reads an adapter folder (checked against the base's `config`) with its optimizer state when present. */
-export async function loadLoraCheckpoint(dir: string, config: ModelConfig): Promise<LoraCheckpoint> {
+/** Reads an adapter folder (checked against the base's `config` when given) with its optimizer state when present. */
+export async function loadLoraCheckpoint(dir: string, config?: ModelConfig): Promise<LoraCheckpoint> {
   const adapter = await loadAdapter(dir, config);
   const saved = await readOptimizer(dir);
   const seed = saved?.state.lora_seed ?? 0;

@@ -91,6 +91,8 @@ export interface PolicyAdapters {
   readonly settings: LoraSettings;
   /** The Hugging Face folder that saves name as the adapter's base (base_model_name_or_path); undefined until known. */
   readonly baseFolder: string | undefined;
+  /** The base's decoder-layer matrices are kept in bfloat16 (a bfloat16 checkpoint's values, widened exactly where used). */
+  readonly baseBf16: boolean;
   /** The frozen base: this policy with its adapters switched off, sharing its memory (no second copy); the KL reference. */
   base(): Policy;
   /** Writes the frozen base as a full Hugging Face folder and names it as the base of later saves. */

@@ -1,10 +1,12 @@
 #include "model.h"
 
 #include <algorithm>
+#include <string>
 
 #include "grpo/logprob.h"
 #include "logprob/linear_logprob.h"
 #include "rmsnorm.h"
+#include "runtime/bf16.h"
 #include "runtime/error.h"
 #include "runtime/thread_pool.h"
 
@@ -103,17 +105,58 @@ void score_layout(Model& m, const int32_t* tokens, const TokenLayout& tl, const 
 
 Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rope(c)) {
   params.resize(static_cast<size_t>(layout.total));
-  p = bind(config, layout, params.data());
+  bind_params();
 }
 
-Model::Model(const Model& o) : config(o.config), layout(o.layout), rope(o.rope), params(o.params) {
-  p = bind(config, layout, params.data());
+Model::Model(const Model& o) : config(o.config), layout(o.layout), rope(o.rope), params(o.params), base16(o.base16) {
+  bind_params();
   if (!o.lora) return;
   lora = std::make_unique<Lora>(*o.lora);
   lora->adam_m.clear();
   lora->adam_v.clear();
   std::fill(lora->grads.begin(), lora->grads.end(), 0.0f);
   lora->forwards = 0;
+}
+
+void Model::bind_params() {
+  p = bind(config, layout, params.data());
+  for (int64_t l = 0; l < config.layers; ++l) {
+    const std::string prefix = "model.layers." + std::to_string(l) + ".";
+    const char* names[kLoraModules] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                                       "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
+    for (int m = 0; m < kLoraModules; ++m) {
+      const TensorSlot* s = layout.find(prefix + names[m] + ".weight");
+      p.layers[l].dense16[m] = s->offset16 >= 0 ? base16.data() + s->offset16 : nullptr;
+    }
+  }
+}
+
+void Model::keep_dense_in_bf16() {
+  if (!base16.empty()) return;
+  // the layers' matrices, not the embeddings or the LM head
+  const auto dense = [](const TensorSlot& s) { return s.matrix && s.name.rfind("model.layers.", 0) == 0; };
+  int64_t total16 = 0;
+  for (const TensorSlot& s : layout.slots) total16 += dense(s) ? s.size() : 0;
+  std::vector<float> kept(static_cast<size_t>(layout.total - total16));
+  base16.resize(static_cast<size_t>(total16));
+  int64_t at16 = 0, at32 = 0;
+  for (TensorSlot& s : layout.slots) {
+    const float* values = params.data() + s.offset;
+    if (dense(s)) {
+      s.offset16 = at16;
+      parallel_for(s.size(), 65536, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) base16[s.offset16 + i] = bf16::round(values[i]);
+      });
+      at16 += s.size();
+    } else {
+      std::copy_n(values, s.size(), kept.data() + at32);
+      s.offset = at32;
+      at32 += s.size();
+    }
+  }
+  layout.total = at32;
+  params.swap(kept);  // the float32 copy of the matrices is freed with `kept`
+  bind_params();
 }
 
 void Model::ensure_grads() {

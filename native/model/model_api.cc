@@ -8,6 +8,7 @@
 #include "linear.h"
 #include "model.h"
 #include "model_api_checks.h"
+#include "runtime/bf16.h"
 #include "runtime/error.h"
 
 struct grpo_model {
@@ -18,13 +19,20 @@ namespace {
 
 using grpo::model::need;
 
-// The named tensor's values: a base parameter, or an adapter's A or B.
-float* tensor_data(grpo_model* model, const char* name, int64_t numel) {
+// Where the named tensor lives: a base parameter in float32 (or in bfloat16, a frozen base), or an adapter's A or B.
+struct TensorData {
+  float* f32;
+  uint16_t* bf16;
+};
+
+TensorData tensor_data(grpo_model* model, const char* name, int64_t numel) {
   need(model, "model");
   need(name, "name");
   auto& m = model->impl;
-  if (m.lora && m.lora->layout.find(name)) return m.lora->params.data() + grpo::model::slot_of(m.lora->layout, name, numel).offset;
-  return m.params.data() + grpo::model::slot_of(m.layout, name, numel).offset;
+  if (m.lora && m.lora->layout.find(name)) return {m.lora->params.data() + grpo::model::slot_of(m.lora->layout, name, numel).offset, nullptr};
+  const auto& slot = grpo::model::slot_of(m.layout, name, numel);
+  if (slot.offset16 >= 0) return {nullptr, m.base16.data() + slot.offset16};
+  return {m.params.data() + slot.offset, nullptr};
 }
 
 grpo::model::Lora& lora_of(grpo_model* model) {
@@ -50,6 +58,8 @@ grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out)
 grpo_status grpo_model_init(grpo_model* model, uint64_t seed) {
   return grpo::guarded([&] {
     need(model, "model");
+    if (!model->impl.base16.empty())
+      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the frozen base keeps its matrices in bfloat16 (base_bf16): set its tensors instead");
     grpo::model::init_parameters(model->impl.layout, seed, model->impl.params.data());
   });
 }
@@ -64,7 +74,9 @@ grpo_status grpo_model_clone(const grpo_model* model, grpo_model** out) {
 
 void grpo_model_destroy(grpo_model* model) { delete model; }
 
-int64_t grpo_model_num_parameters(const grpo_model* model) { return model ? model->impl.layout.total : 0; }
+int64_t grpo_model_num_parameters(const grpo_model* model) {
+  return model ? model->impl.layout.total + static_cast<int64_t>(model->impl.base16.size()) : 0;
+}
 
 int64_t grpo_model_num_tensors(const grpo_model* model) {
   return model ? static_cast<int64_t>(model->impl.layout.slots.size()) : 0;
@@ -79,17 +91,19 @@ grpo_status grpo_model_tensor_info(const grpo_model* model, int64_t index, const
 
 grpo_status grpo_model_get_tensor(const grpo_model* model, const char* name, float* out, int64_t numel) {
   return grpo::guarded([&] {
-    const float* data = tensor_data(const_cast<grpo_model*>(model), name, numel);
+    const TensorData data = tensor_data(const_cast<grpo_model*>(model), name, numel);
     need(out, "out");
-    std::memcpy(out, data, sizeof(float) * numel);
+    if (data.f32) std::memcpy(out, data.f32, sizeof(float) * numel);
+    else for (int64_t i = 0; i < numel; ++i) out[i] = grpo::bf16::widen(data.bf16[i]);
   });
 }
 
 grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const float* values, int64_t numel) {
   return grpo::guarded([&] {
-    float* data = tensor_data(model, name, numel);
+    const TensorData data = tensor_data(model, name, numel);
     grpo::model::check_tensor_values(name, values, numel);
-    std::memcpy(data, values, sizeof(float) * numel);
+    if (data.f32) std::memcpy(data.f32, values, sizeof(float) * numel);
+    else for (int64_t i = 0; i < numel; ++i) data.bf16[i] = grpo::bf16::round(values[i]);
   });
 }
 
@@ -183,6 +197,7 @@ grpo_status grpo_model_lora_attach(grpo_model* model, const grpo_lora_config* co
     auto& m = model->impl;
     if (m.lora) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the model already has LoRA adapters");
     m.lora = std::make_unique<grpo::model::Lora>(grpo::model::make_lora(m.config, *config));
+    if (config->base_bf16) m.keep_dense_in_bf16();
     // the base is frozen from now on: its gradients and moments go
     for (auto* buffer : {&m.grads, &m.adam_m, &m.adam_v}) std::vector<float>().swap(*buffer);
     m.g = {};

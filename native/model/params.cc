@@ -16,7 +16,7 @@ void add(Layout& l, const std::string& name, int64_t rows, int64_t cols, bool ma
 
 float* at(const Layout& l, float* base, const std::string& name) {
   const TensorSlot* s = l.find(name);
-  return s ? base + s->offset : nullptr;
+  return s && s->offset16 < 0 ? base + s->offset : nullptr;
 }
 
 // Standard normal number `index` of stream `stream` (Box–Muller on two hashed uniforms).

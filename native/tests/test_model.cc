@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "grpo/model.h"
+#include "runtime/bf16.h"
 
 namespace {
 
@@ -212,6 +213,20 @@ void lora_is_checked() {
   CHECK(grpo_model_get_tensor(m, "model.layers.1.self_attn.q_proj.lora_A.weight", a.data(), 16) == GRPO_OK);
   for (float x : a) CHECK(std::fabs(x) <= 1.0f / std::sqrt(8.0f) && x != 0.0f);  // kaiming-uniform a = √5: U(−1/√in, 1/√in)
   CHECK(grpo_model_get_tensor(m, "model.layers.1.self_attn.k_proj.lora_A.weight", a.data(), 16) == GRPO_ERR_INVALID_ARGUMENT);
+  grpo_model_destroy(m);
+  // a base kept in bfloat16: the same parameter count and tensors (rounded), and no re-initialisation
+  m = randomised(tiny(false, true));
+  const int64_t P = grpo_model_num_parameters(m);
+  const grpo_lora_config half{2, 2.0f, 0.0f, GRPO_LORA_V, 1, 1};
+  CHECK(grpo_model_lora_attach(m, &half) == GRPO_OK);
+  CHECK(grpo_model_num_parameters(m) == P);
+  std::vector<float> w(8 * 8), rounded(8 * 8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 1.0f + static_cast<float>(i) / 3.0f;
+  CHECK(grpo_model_set_tensor(m, "model.layers.0.mlp.down_proj.weight", w.data(), 64) == GRPO_ERR_SHAPE);  // [8, 12]
+  CHECK(grpo_model_set_tensor(m, "model.layers.0.self_attn.q_proj.weight", w.data(), 64) == GRPO_OK);
+  CHECK(grpo_model_get_tensor(m, "model.layers.0.self_attn.q_proj.weight", rounded.data(), 64) == GRPO_OK);
+  for (size_t i = 0; i < w.size(); ++i) CHECK(rounded[i] == grpo::bf16::round_float(w[i]));
+  CHECK(grpo_model_init(m, 3) == GRPO_ERR_INVALID_ARGUMENT);
   grpo_model_destroy(m);
 }
 

@@ -104,6 +104,9 @@ typedef struct grpo_lora_config {
   float dropout;    /* probability in [0, 1) of zeroing an adapter input element in a training score */
   uint32_t targets; /* grpo_lora_module bits, at least one */
   uint64_t seed;    /* keys A's initialisation and the dropout masks */
+  int32_t base_bf16; /* boolean: keep the frozen base's decoder-layer matrices (q/k/v/o/gate/up/down) in bfloat16, rounded
+                      * to nearest even (lossless for a checkpoint stored in bfloat16) and widened exactly to float32 where
+                      * each product uses them: the same results in half their memory. grpo_model_init is then refused. */
 } grpo_lora_config;
 
 /* Adds adapters: every target module's y = x·W^T + b becomes y + scale · dropout(x)·A^T·B^T, with A [r, in] drawn
