@@ -121,11 +121,18 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def forward(c, w, ids):
-    """Logits [len, vocab] of one sequence, in float64."""
+def dense(module, x, W):
+    """nn.Linear: x @ weight.T (+ bias)."""
+    return x @ W[module + ".weight"].T + W.get(module + ".bias", 0)
+
+
+def forward(c, w, ids, linear=None):
+    """Logits [len, vocab] of one sequence, in float64. `linear(module, x, W)` computes the module's output from its
+    weights W (a float64 copy of w) and input (default: x @ weight.T + bias; scripts/lora-forward-reference.py adds LoRA)."""
     h, nh, nkv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
     hd, eps, n = c.get("head_dim", h // nh), c["rms_norm_eps"], len(ids)
     W = {k: t.double() for k, t in w.items()}
+    linear = linear or dense
     x = W["model.embed_tokens.weight"][torch.tensor(ids)]
     inv_freq, attention_factor = rope_frequencies(c, n)  # float32, as transformers computes them
     angles = torch.outer(torch.arange(n, dtype=torch.float64), inv_freq.double())
@@ -134,7 +141,7 @@ def forward(c, w, ids):
     for l in range(c["num_hidden_layers"]):
         p = f"model.layers.{l}."
         y = rms_norm(x, W[p + "input_layernorm.weight"], eps)
-        proj = lambda name: y @ W[p + f"self_attn.{name}_proj.weight"].T + W.get(p + f"self_attn.{name}_proj.bias", 0)
+        proj = lambda name: linear(p + f"self_attn.{name}_proj", y, W)
         q = proj("q").view(n, nh, hd).transpose(0, 1)
         k = proj("k").view(n, nkv, hd).transpose(0, 1)
         v = proj("v").view(n, nkv, hd).transpose(0, 1)
@@ -143,10 +150,10 @@ def forward(c, w, ids):
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k, v = k.repeat_interleave(nh // nkv, 0), v.repeat_interleave(nh // nkv, 0)
         attn = torch.softmax(q @ k.transpose(1, 2) / hd ** 0.5 + mask, -1) @ v
-        x = x + attn.transpose(0, 1).reshape(n, nh * hd) @ W[p + "self_attn.o_proj.weight"].T
+        x = x + linear(p + "self_attn.o_proj", attn.transpose(0, 1).reshape(n, nh * hd), W)
         y = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
-        gate, up = y @ W[p + "mlp.gate_proj.weight"].T, y @ W[p + "mlp.up_proj.weight"].T
-        x = x + (torch.nn.functional.silu(gate) * up) @ W[p + "mlp.down_proj.weight"].T
+        gate, up = linear(p + "mlp.gate_proj", y, W), linear(p + "mlp.up_proj", y, W)
+        x = x + linear(p + "mlp.down_proj", torch.nn.functional.silu(gate) * up, W)
     head = W["lm_head.weight"] if "lm_head.weight" in W else W["model.embed_tokens.weight"]
     return rms_norm(x, W["model.norm.weight"], eps) @ head.T
 

@@ -52,6 +52,8 @@ describe('lora options', () => {
     // None) and peft/src/peft/utils/constants.py lines 85, 95, 103-104 (llama, mistral, qwen2, qwen3: q_proj, v_proj)
     expect(LORA_DEFAULTS).toEqual({ rank: 16, alpha: 32, dropout: 0.05, targetModules: ['q_proj', 'v_proj'], rslora: false });
     expect(lora({ rank: 8, targetModules: ['gate_proj', 'up_proj'] })).toMatchObject({ rank: 8, alpha: 32, targetModules: ['gate_proj', 'up_proj'] });
+    // a command line's --lora.targetModules q_proj,v_proj
+    expect(lora({ targetModules: 'q_proj, v_proj' }).targetModules).toEqual(['q_proj', 'v_proj']);
   });
 
   it('refuses each bad value naming the field', () => {
@@ -62,7 +64,8 @@ describe('lora options', () => {
     expect(() => lora({ dropout: -0.1 })).toThrow('Expected lora dropout in [0, 1) but received -0.1');
     expect(() => lora({ targetModules: ['q_proj', 'lm_head'] })).toThrow('Expected lora targetModules[1] to be one of "q_proj"');
     expect(() => lora({ targetModules: [] })).toThrow('Expected lora targetModules to be a non-empty array');
-    expect(() => lora({ targetModules: 'q_proj' })).toThrow('Expected lora targetModules to be a non-empty array');
+    expect(() => lora({ targetModules: '' })).toThrow('Expected lora targetModules to be a non-empty array');
+    expect(() => lora({ targetModules: 'q_proj,lm_head' })).toThrow('Expected lora targetModules[1] to be one of "q_proj"');
     expect(() => lora({ targetModules: ['q_proj', 'q_proj'] })).toThrow('"q_proj" appears twice');
     expect(() => lora({ ranks: 4 })).toThrow('Option "ranks" of lora is unknown; did you mean "rank"?');
   });

@@ -4,7 +4,7 @@ import { GrpoError } from '../errors.js';
 import * as check from '../validate.js';
 import { native } from './cpu.js';
 import { loadCuda } from './cuda.js';
-import { MODEL_METHODS, type CudaKernel, type KernelBinding, type ModelBinding, type ModelMethod, type NativeBinding } from './types.js';
+import { MODEL_METHODS, type CudaKernel, type KernelBinding, type ModelBindingWithLora, type ModelMethod, type NativeBinding } from './types.js';
 
 export { DEVICES, type Device };
 /** Where a model's handle lives once 'auto' is resolved. */
@@ -22,7 +22,7 @@ export function kernelBinding(fn: string, device: unknown, kernel: CudaKernel): 
  * The addon that runs the built-in model for `device`, as {@link kernelBinding} chooses, with every model method
  * required: a CUDA addon without them is GRPO_UNSUPPORTED for 'cuda' and the CPU for 'auto'.
  */
-export function modelBinding(fn: string, device: unknown): { binding: ModelBinding; device: ResolvedDevice } {
+export function modelBinding(fn: string, device: unknown): { binding: ModelBindingWithLora; device: ResolvedDevice } {
   const binding = bindingWith(fn, device, MODEL_METHODS, 'model');
   return { binding, device: binding === native() ? 'cpu' : 'cuda' };
 }

@@ -241,6 +241,29 @@ export interface ModelBinding {
   ): Done;
 }
 
+/** A model addon that may also have the LoRA methods (only the CPU one does). */
+export type ModelBindingWithLora = ModelBinding & Partial<LoraBinding>;
+
+/** grpo_lora_config (native/include/grpo/model.h): targets are grpo_lora_module bits, in LORA_TARGET_MODULES order. */
+export interface NativeLoraConfig {
+  rank: number;
+  scale: number;
+  dropout: number;
+  targets: number;
+  seed: number;
+  /** Keep the frozen base's layer matrices in bfloat16 (base_bf16). */
+  baseBf16: boolean;
+}
+
+/** The built-in model's LoRA adapters (native/addon/lora_addon.cc): the CPU addon has them, the CUDA one does not. */
+export interface LoraBinding {
+  modelLoraAttach(model: ModelHandle, lora: NativeLoraConfig): void;
+  modelLoraSetEnabled(model: ModelHandle, enabled: boolean): void;
+  modelLoraParameterCount(model: ModelHandle): number;
+  modelLoraGetOptimizer(model: ModelHandle, m: F32, v: F32): number;
+  modelLoraSetOptimizer(model: ModelHandle, m: F32, v: F32, step: number): void;
+}
+
 /**
  * Every method of the built-in model's ABI (native/include/grpo/model.h). An addon runs the model only when it has
  * all of them.
@@ -254,7 +277,7 @@ export const MODEL_METHODS = Object.freeze([
 export type ModelMethod = (typeof MODEL_METHODS)[number];
 
 /** The CPU addon (grpo_native.node). */
-export interface NativeBinding extends KernelBinding, ModelBinding {
+export interface NativeBinding extends KernelBinding, ModelBinding, LoraBinding {
   setThreads(threads: number): void;
   getThreads(): number;
   cpuPath(): 'avx512' | 'avx2' | 'generic';

@@ -4,7 +4,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
+import type { LoraOptions } from '../options/lora.js';
 import { BuiltinPolicy } from '../policy/builtin.js';
+import { ADAPTER_CONFIG_FILE } from '../policy/lora-format.js';
 import type { ModelConfig } from '../policy/config.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
 import type { DataConfig } from '../trainer/config.js';
@@ -24,12 +26,15 @@ export const DEMO_MODELS: Readonly<Record<'demo' | 'quick', Omit<ModelConfig, 'v
   },
 });
 
-/** Loads a checkpoint folder written by `grpo sft`, `grpo train` or Policy.save onto `device`. */
-export async function loadPolicy(dir: string, device: Device = 'cpu'): Promise<BuiltinPolicy> {
-  if (!existsSync(join(dir, 'config.json'))) {
+/**
+ * Loads a checkpoint folder written by `grpo sft`, `grpo train` or Policy.save (a LoRA run's: its adapter over the
+ * base it names) onto `device`; with `lora`, a full folder becomes the frozen base of new adapters.
+ */
+export async function loadPolicy(dir: string, device: Device = 'cpu', lora?: LoraOptions | null): Promise<BuiltinPolicy> {
+  if (!existsSync(join(dir, 'config.json')) && !existsSync(join(dir, ADAPTER_CONFIG_FILE))) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `No checkpoint at ${dir} (config.json is missing); pass a folder written by grpo sft or grpo train, e.g. runs/sft/policy`);
   }
-  return BuiltinPolicy.load(dir, { device });
+  return BuiltinPolicy.load(dir, { device, ...(lora ? { lora } : {}) });
 }
 
 /** A BPE of `vocabSize` tokens trained on the movie requests and lists and the arithmetic solutions the recipes use. */

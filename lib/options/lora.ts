@@ -12,13 +12,14 @@ export type LoraTargetModule = (typeof LORA_TARGET_MODULES)[number];
 
 const BELOW_ONE: Range = { ok: (v) => v >= 0 && v < 1, expectation: 'in [0, 1)' };
 
-/** A non-empty list of distinct target modules. */
+/** A non-empty list of distinct target modules (a command line's `q_proj,v_proj` is the list of its comma-separated names). */
 function targetModules(def: LoraTargetModule[], doc: string): Field<LoraTargetModule[]> {
   return {
     type: `array of ${LORA_TARGET_MODULES.map((m) => `"${m}"`).join(' | ')}`, doc, default: def,
-    read: (v, path, n) => {
+    read: (given, path, n) => {
+      const v = typeof given === 'string' && given !== '' ? given.split(',').map((m) => m.trim()) : given;
       if (!Array.isArray(v) || v.length === 0) {
-        throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be a non-empty array of module names but received ${describe(v)}`);
+        throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${n.field(path)} to be a non-empty array of module names but received ${describe(given)}`);
       }
       const modules = v.map((m, i) => oneOf(n.field(`${path}[${i}]`), m, LORA_TARGET_MODULES));
       const twice = modules.find((m, i) => modules.indexOf(m) !== i);
@@ -42,6 +43,12 @@ export type LoraOptions = OptionsOf<typeof LORA_OPTIONS>;
 export type LoraSettings = ValuesOf<typeof LORA_OPTIONS>;
 
 export const LORA_DEFAULTS = defaultsOf(LORA_OPTIONS);
+
+/** Whether two settings describe the same adapters (target modules in any order). */
+export function sameLoraSettings(a: LoraSettings, b: LoraSettings): boolean {
+  const modules = (s: LoraSettings) => [...s.targetModules].sort().join();
+  return a.rank === b.rank && a.alpha === b.alpha && a.dropout === b.dropout && a.rslora === b.rslora && modules(a) === modules(b);
+}
 
 /** The factor on B·A: alpha / r, or alpha / √r with rslora (peft/src/peft/tuners/lora/layer.py lines 278-281). */
 export function loraScale(s: Pick<LoraSettings, 'rank' | 'alpha' | 'rslora'>): number {

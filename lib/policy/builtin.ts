@@ -2,18 +2,25 @@
 // Calls on one model run one at a time (a promise chain); each runs off the event loop. A policy keeps the
 // addon that created its handle (the CPU's or the CUDA one) and makes every call on that addon. dispose() is safe
 // mid-call and sync methods refuse a model busy with an async call (docs/policy.md, "Async calls and memory").
-import { modelBinding, type ModelBinding, type ModelHandle, type ResolvedDevice } from '../binding/index.js';
+// With LoRA the native model holds adapters over a frozen base; `adapters.base()` is a view of the same model that
+// switches them off around each of its calls (docs/policy.md, "LoRA adapters").
+import { resolve } from 'node:path';
+import { modelBinding, type ModelBindingWithLora, type ModelHandle, type NativeLoraConfig, type ResolvedDevice } from '../binding/index.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
+import { LORA_DEFAULTS, LORA_OPTIONS, LORA_TARGET_MODULES, loraScale, sameLoraSettings, type LoraSettings } from '../options/lora.js';
 import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
 import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './batch.js';
 import { generateWith } from './generate.js';
 import { generationDefaults, withGenerationDefaults, type GenerationDefaults } from './generation-config.js';
+import { isAdapterFolder, loadLoraCheckpoint, saveLoraCheckpoint } from './lora-checkpoint.js';
+import { loraTensorShapes } from './lora-format.js';
+import { adapterBaseFolder } from './lora-merge.js';
 import {
   policyStep, type Forward, type ForwardHandle, type GenerateOptions, type Generation, type LossFunction, type LossGradient,
-  type OptimizerStepOptions, type OptimizerStepResult, type Policy, type ScoreOptions, type ScoreResult, type SequenceBatch,
+  type OptimizerStepOptions, type OptimizerStepResult, type Policy, type PolicyAdapters, type ScoreOptions, type ScoreResult, type SequenceBatch,
   type StepOptions, type StepResult, type TrainablePolicy,
 } from './policy.js';
 import type { NamedTensor } from './safetensors.js';
@@ -32,7 +39,7 @@ export type { CloneOptions };
 
 /** Where a native model lives: its addon and device, and the setting a copy on another addon repeats. */
 interface ModelSite {
-  binding: ModelBinding;
+  binding: ModelBindingWithLora;
   device: ResolvedDevice;
   bf16: boolean;
 }
@@ -45,6 +52,32 @@ export function scheduledLearningRate(o: Required<OptimizerOptions>, step: numbe
   return o.minLearningRate + 0.5 * (o.learningRate - o.minLearningRate) * (1 + Math.cos(Math.PI * progress));
 }
 
+/** The adapters of a LoRA policy: their settings, the seed of A and the dropout masks, and the base's folder. */
+interface LoraState {
+  settings: LoraSettings;
+  seed: number;
+  baseFolder: string | undefined;
+  /** The base's layer matrices kept in bfloat16 (a bfloat16 checkpoint's, widened exactly where used). */
+  baseBf16: boolean;
+}
+
+/** grpo_lora_config of the settings: the target modules as bits in LORA_TARGET_MODULES order. */
+function nativeLora(settings: LoraSettings, seed: number, baseBf16: boolean): NativeLoraConfig {
+  const targets = settings.targetModules.reduce((bits, m) => bits | (1 << LORA_TARGET_MODULES.indexOf(m)), 0);
+  return { rank: settings.rank, scale: loraScale(settings), dropout: settings.dropout, targets, seed, baseBf16 };
+}
+
+/** Whether every decoder-layer matrix holds bfloat16 values (float32 bits ending in 16 zeros), as a bf16 checkpoint's do. */
+function layersAreBf16(tensors: readonly NamedTensor[]): boolean {
+  const dense = tensors.filter((t) => /^model\.layers\.\d+\.(self_attn|mlp)\.\w+_proj\.weight$/.test(t.name));
+  return dense.length > 0 && dense.every((t) => new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length).every((bits) => (bits & 0xffff) === 0));
+}
+
+/** `lora` checked over LORA_DEFAULTS, errors naming `BuiltinPolicy.<fn> lora`. */
+function loraSettings(lora: object, fn: string): LoraSettings {
+  return checkOptions(LORA_OPTIONS, callNaming(`BuiltinPolicy.${fn} lora`), lora, LORA_DEFAULTS);
+}
+
 export class BuiltinPolicy implements Policy {
   readonly config: ModelConfig;
   readonly tokenizer: Tokenizer | undefined;
@@ -52,7 +85,12 @@ export class BuiltinPolicy implements Policy {
   private handle: ModelHandle | undefined;
   private readonly site: ModelSite;
   private readonly optimizer: Required<OptimizerOptions>;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** The calls on the native model, one at a time: shared with the adapters-off view of a LoRA policy. */
+  private readonly lane: { queue: Promise<unknown> };
+  private lora: LoraState | undefined;
+  /** True for `adapters.base()`: every call runs with the adapters switched off; dispose leaves the model alone. */
+  private readonly baseView: boolean;
+  private view: BuiltinPolicy | undefined;
   private steps = 0;
   /** generation_config.json of the loaded checkpoint (saved back) and the generate defaults it sets. */
   private generation: { file: Record<string, unknown>; defaults: GenerationDefaults } = { file: {}, defaults: {} };
@@ -65,8 +103,13 @@ export class BuiltinPolicy implements Policy {
     optimizerStep: (options = {}) => this.optimizerStepNow(options),
   };
 
-  private constructor(config: ModelConfig, model: ModelSite & { handle: ModelHandle }, tokenizer: Tokenizer | undefined, optimizer: OptimizerOptions, frozen: boolean) {
+  private constructor(
+    config: ModelConfig, model: ModelSite & { handle: ModelHandle }, tokenizer: Tokenizer | undefined, optimizer: OptimizerOptions, frozen: boolean,
+    lane = { queue: Promise.resolve() as Promise<unknown> }, baseView = false,
+  ) {
     const { handle, ...site } = model;
+    this.lane = lane;
+    this.baseView = baseView;
     this.config = config;
     this.handle = handle;
     this.site = site;
@@ -99,7 +142,22 @@ export class BuiltinPolicy implements Policy {
       throw new GrpoError('GRPO_SHAPE_MISMATCH', `The tokenizer has ${o.tokenizer.vocabSize} tokens but config.vocabSize is ${config.vocabSize}`);
     }
     const target = modelBinding(`BuiltinPolicy.${fn}`, o.device);
-    return { policy: BuiltinPolicy.empty(config, { ...target, bf16: o.bf16Matmuls }, o.tokenizer, o.optimizer ?? {}, false), seed: o.seed };
+    const policy = BuiltinPolicy.empty(config, { ...target, bf16: o.bf16Matmuls }, o.tokenizer, o.optimizer ?? {}, false);
+    if (o.lora !== undefined) policy.attachLora(loraSettings(o.lora, fn), o.seed, undefined, false);
+    return { policy, seed: o.seed };
+  }
+
+  /**
+   * Adds adapters (A from `seed`, B zero) and freezes the base, its layer matrices kept in bfloat16 with `baseBf16`
+   * (set the base's tensors afterwards: they are rounded to it); only the CPU model has adapters.
+   */
+  private attachLora(settings: LoraSettings, seed: number, baseFolder: string | undefined, baseBf16: boolean): void {
+    const attach = this.addon.modelLoraAttach;
+    if (!attach) {
+      throw new GrpoError('GRPO_UNSUPPORTED', `LoRA adapters run on the CPU model only; this policy is on "${this.device}" (create it with device: 'cpu')`);
+    }
+    wrapNative(() => attach(this.live(), nativeLora(settings, seed, baseBf16)));
+    this.lora = { settings, seed, baseFolder, baseBf16 };
   }
 
   /** A model with zero parameters on `model`'s addon. */
@@ -113,14 +171,40 @@ export class BuiltinPolicy implements Policy {
 
   /**
    * Loads a Hugging Face-style folder (config.json, safetensors weights, tokenizer and optimizer state when present)
-   * onto `options.device`; checkpoints hold host copies, so one saved from either device loads on either.
+   * onto `options.device`; checkpoints hold host copies, so one saved from either device loads on either. With
+   * `options.lora` the folder is the frozen base of new adapters (its optimizer state is not read). An adapter folder
+   * (adapter_config.json, as a LoRA policy saves) loads as its base (base_model_name_or_path) plus the adapter.
    */
-  static async load(dir: string, options: Omit<BuiltinOptions, 'seed'> = {}): Promise<BuiltinPolicy> {
+  static async load(dir: string, options: BuiltinOptions = {}): Promise<BuiltinPolicy> {
+    if (isAdapterFolder(dir)) return BuiltinPolicy.loadAdapter(dir, options);
+    const { lora, ...rest } = options;
+    return BuiltinPolicy.loadBase(dir, rest, lora === undefined ? undefined : { settings: loraSettings(lora, 'load'), seed: options.seed ?? 0 });
+  }
+
+  /** A Hugging Face folder, as full model or as the frozen base of `lora`'s adapters (kept in bfloat16 when it is). */
+  private static async loadBase(dir: string, options: BuiltinOptions, lora?: { settings: LoraSettings; seed: number }): Promise<BuiltinPolicy> {
     const loaded = await loadCheckpoint(dir);
     const { policy } = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer }, 'load');
+    if (lora) policy.attachLora(lora.settings, lora.seed, resolve(dir), layersAreBf16(loaded.tensors));
     policy.setTensors(loaded.tensors);
-    if (loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
+    if (!lora && loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
     if (loaded.generation) policy.generation = { file: loaded.generation, defaults: generationDefaults(loaded.generation) };
+    return policy;
+  }
+
+  /** An adapter folder: its base with the adapter, its seed and optimizer state; `options.lora`, if given, must match it. */
+  private static async loadAdapter(dir: string, options: BuiltinOptions): Promise<BuiltinPolicy> {
+    const checkpoint = await loadLoraCheckpoint(dir);
+    const baseDir = adapterBaseFolder(checkpoint.adapter, dir);
+    if (isAdapterFolder(baseDir)) throw new GrpoError('GRPO_DATA_FORMAT', `${dir}: its base ${baseDir} is an adapter folder too; name the base model's Hugging Face folder`);
+    const { lora, ...rest } = options;
+    const { settings } = checkpoint.adapter;
+    if (lora !== undefined && !sameLoraSettings(loraSettings(lora, 'load'), settings)) {
+      throw new GrpoError('GRPO_INVALID_ARGUMENT', `BuiltinPolicy.load lora: ${dir} holds an adapter with other settings (${JSON.stringify(settings)}); leave lora out to load it`);
+    }
+    const policy = await BuiltinPolicy.loadBase(baseDir, rest, { settings, seed: checkpoint.seed });
+    policy.setAdapterTensors(checkpoint.adapter.tensors);
+    if (checkpoint.optimizer) policy.setOptimizerState(checkpoint.optimizer);
     return policy;
   }
 
@@ -136,6 +220,15 @@ export class BuiltinPolicy implements Policy {
   /** The device the model lives on ('auto' resolved). */
   get device(): ResolvedDevice {
     return this.site.device;
+  }
+
+  /** The LoRA adapters (absent for full fine-tuning and on the base view itself). */
+  get adapters(): PolicyAdapters | undefined {
+    const lora = this.lora;
+    if (!lora) return undefined;
+    return {
+      settings: lora.settings, baseFolder: lora.baseFolder, baseBf16: lora.baseBf16, base: () => this.baseOf(), saveBase: (dir) => this.saveBase(dir),
+    };
   }
 
   parameterCount(): number {
@@ -169,16 +262,41 @@ export class BuiltinPolicy implements Policy {
     }
   }
 
+  /** AdamW moments of what trains (every parameter, or under LoRA the adapters in loraTensorShapes order) and the step. */
   getOptimizerState(): OptimizerState {
-    const n = this.parameterCount();
+    const addon = this.addon, model = this.live(); // a LoRA policy's addon has the LoRA methods (attachLora checked)
+    const n = this.lora ? addon.modelLoraParameterCount!(model) : this.parameterCount();
     const m = new Float32Array(n), v = new Float32Array(n);
-    const step = wrapNative(() => this.addon.modelGetOptimizer(this.live(), m, v));
+    const step = wrapNative(() => (this.lora ? addon.modelLoraGetOptimizer!(model, m, v) : addon.modelGetOptimizer(model, m, v)));
     return { m, v, step };
   }
 
   setOptimizerState(state: OptimizerState): void {
-    wrapNative(() => this.addon.modelSetOptimizer(this.live(), state.m, state.v, state.step));
+    const addon = this.addon, model = this.live();
+    wrapNative(() => (this.lora ? addon.modelLoraSetOptimizer!(model, state.m, state.v, state.step) : addon.modelSetOptimizer(model, state.m, state.v, state.step)));
     this.steps = state.step;
+  }
+
+  /** Copies of the adapters' A and B (loraTensorShapes order, PEFT's names without its prefix); [] without LoRA. */
+  getAdapterTensors(): NamedTensor[] {
+    if (!this.lora) return [];
+    return loraTensorShapes(this.config, this.lora.settings).map(({ name, shape }) => {
+      const data = new Float32Array(shape[0] * shape[1]);
+      wrapNative(() => this.addon.modelGetTensor(this.live(), name, data));
+      return { name, shape, data };
+    });
+  }
+
+  /** Replaces adapter tensors by name (PEFT's names without its prefix, shapes as loraTensorShapes lists them). */
+  setAdapterTensors(tensors: readonly NamedTensor[]): void {
+    if (!this.lora) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'setAdapterTensors: this policy has no LoRA adapters (create or load it with { lora })');
+    const shapes = new Map(loraTensorShapes(this.config, this.lora.settings).map((t) => [t.name, t.shape]));
+    for (const t of tensors) {
+      const shape = shapes.get(t.name);
+      if (!shape) throw new GrpoError('GRPO_DATA_FORMAT', `setAdapterTensors: the adapters have no tensor "${t.name}"`);
+      if (t.shape.join() !== shape.join()) throw new GrpoError('GRPO_SHAPE_MISMATCH', `Tensor "${t.name}" has shape [${t.shape}] but the adapter needs [${shape}]`);
+      wrapNative(() => this.addon.modelSetTensor(this.live(), t.name, t.data));
+    }
   }
 
   /** Full logits [T, vocab] of each sequence packed end to end (tests and parity checks). */
@@ -221,30 +339,62 @@ export class BuiltinPolicy implements Policy {
     return this.serial(() => generateWith(this.addon, this.live(), this.config, this.tokenizer, taken, settings));
   }
 
-  /** A frozen copy of the parameters (no optimizer state), on this policy's device unless `options.device` says otherwise. */
+  /**
+   * A frozen copy of the parameters (no optimizer state), on this policy's device unless `options.device` says
+   * otherwise; a LoRA policy's copy has its adapters, the base view's copy is the base alone.
+   */
   clone(options: CloneOptions = {}): Promise<BuiltinPolicy> {
     return this.serial(async () => {
       const { device } = checkOptions(CLONE_OPTIONS, callNaming('clone'), options, {});
       const target = device === undefined ? this.site : { ...modelBinding('BuiltinPolicy.clone', device), bf16: this.site.bf16 };
       let copy: BuiltinPolicy;
-      if (target.binding === this.addon) {
+      if (target.binding === this.addon && !this.baseView) {
         const handle = wrapNative(() => this.addon.modelClone(this.live()));
         copy = new BuiltinPolicy(this.config, { ...target, handle }, this.tokenizer, this.optimizer, true);
+        copy.lora = this.lora && { ...this.lora };
       } else {
         copy = BuiltinPolicy.empty(this.config, target, this.tokenizer, this.optimizer, true);
         copy.setTensors(this.getTensors());
+        if (this.lora) {
+          copy.attachLora(this.lora.settings, this.lora.seed, this.lora.baseFolder, this.lora.baseBf16);
+          copy.setAdapterTensors(this.getAdapterTensors());
+        }
       }
       copy.generation = this.generation;
       return copy;
     });
   }
 
-  /** Writes config, weights, tokenizer, generation settings and optimizer state (atomically). */
+  /**
+   * Writes config, weights, tokenizer, generation settings and optimizer state (atomically). Under LoRA: the adapter
+   * alone in PEFT's format, naming its base folder, with the adapters' optimizer state (lib/policy/lora-checkpoint.ts).
+   */
   save(dir: string): Promise<void> {
-    return this.serial(() => saveCheckpoint(dir, {
-      config: this.config, tensors: this.getTensors(), tokenizer: this.tokenizer, optimizer: this.frozen ? undefined : this.getOptimizerState(),
-      generation: this.generation.file,
-    }));
+    return this.serial(() => {
+      const optimizer = this.frozen ? undefined : this.getOptimizerState();
+      if (this.lora) {
+        const adapter = { settings: this.lora.settings, baseModel: this.lora.baseFolder ?? null, tensors: this.getAdapterTensors() };
+        return saveLoraCheckpoint(dir, { adapter, optimizer, seed: this.lora.seed });
+      }
+      return saveCheckpoint(dir, { config: this.config, tensors: this.getTensors(), tokenizer: this.tokenizer, optimizer, generation: this.generation.file });
+    });
+  }
+
+  /** The frozen base as a full Hugging Face folder (no optimizer state); later saves name it as the adapter's base. */
+  private saveBase(dir: string): Promise<void> {
+    return this.serial(async () => {
+      await saveCheckpoint(dir, { config: this.config, tensors: this.getTensors(), tokenizer: this.tokenizer, generation: this.generation.file });
+      this.lora!.baseFolder = resolve(dir);
+    });
+  }
+
+  /** The adapters-off view (made once): same model and call queue, frozen. */
+  private baseOf(): BuiltinPolicy {
+    if (!this.view) {
+      this.view = new BuiltinPolicy(this.config, { ...this.site, handle: this.live() }, this.tokenizer, this.optimizer, true, this.lane, true);
+      this.view.generation = this.generation;
+    }
+    return this.view;
   }
 
   /**
@@ -254,7 +404,7 @@ export class BuiltinPolicy implements Policy {
    * behind it and calls made afterwards reject (or throw) GRPO_INVALID_ARGUMENT "This policy has been disposed".
    */
   dispose(): void {
-    if (this.handle) this.addon.modelDispose(this.handle);
+    if (this.handle && !this.baseView) this.addon.modelDispose(this.handle);
     this.handle = undefined;
     this.training = undefined;
   }
@@ -306,7 +456,7 @@ export class BuiltinPolicy implements Policy {
   }
 
   /** The addon that created this policy's handle: every model call goes to it. */
-  private get addon(): ModelBinding {
+  private get addon(): ModelBindingWithLora {
     return this.site.binding;
   }
 
@@ -315,11 +465,21 @@ export class BuiltinPolicy implements Policy {
     return this.handle;
   }
 
-  /** Runs `body` after every earlier call on this model has settled. */
+  /** Runs `body` after every earlier call on this model has settled (the base view: with the adapters off). */
   private serial<T>(body: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(() => body());
-    this.queue = next.catch(() => undefined);
+    const next = this.lane.queue.then(() => (this.baseView ? this.adaptersOff(body) : body()));
+    this.lane.queue = next.catch(() => undefined);
     return next;
+  }
+
+  private async adaptersOff<T>(body: () => Promise<T>): Promise<T> {
+    const enable = (on: boolean) => wrapNative(() => this.addon.modelLoraSetEnabled!(this.live(), on));
+    enable(false);
+    try {
+      return await body();
+    } finally {
+      enable(true);
+    }
   }
 }
 

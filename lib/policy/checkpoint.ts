@@ -41,13 +41,16 @@ async function writeContents(dir: string, c: CheckpointContents): Promise<void> 
     await writeJsonFile(join(dir, 'tokenizer.json'), tokenizer);
     await writeJsonFile(join(dir, 'tokenizer_config.json'), config);
   }
-  if (c.optimizer) {
-    await writeSafetensors(join(dir, 'optimizer.safetensors'), [
-      { name: 'exp_avg', shape: [c.optimizer.m.length], data: c.optimizer.m },
-      { name: 'exp_avg_sq', shape: [c.optimizer.v.length], data: c.optimizer.v },
-    ]);
-    await writeJsonFile(join(dir, 'trainer_state.json'), { global_step: c.optimizer.step });
-  }
+  if (c.optimizer) await writeOptimizer(dir, c.optimizer);
+}
+
+/** Writes optimizer.safetensors (exp_avg, exp_avg_sq) and trainer_state.json (global_step and `extra`) into `dir`. */
+export async function writeOptimizer(dir: string, optimizer: OptimizerState, extra: Record<string, unknown> = {}): Promise<void> {
+  await writeSafetensors(join(dir, 'optimizer.safetensors'), [
+    { name: 'exp_avg', shape: [optimizer.m.length], data: optimizer.m },
+    { name: 'exp_avg_sq', shape: [optimizer.v.length], data: optimizer.v },
+  ]);
+  await writeJsonFile(join(dir, 'trainer_state.json'), { global_step: optimizer.step, ...extra });
 }
 
 /** Writes a folder with `write` into `<dir>.tmp-<pid>-<time>`, then renames it to `dir` (replacing an old one). */
@@ -85,15 +88,16 @@ export interface LoadedCheckpoint {
 /** What a checkpoint folder holds, for the error when it is missing or unreadable. */
 const CHECKPOINT_FOLDER = 'a checkpoint folder with config.json and model.safetensors (or its shards and their index), as Policy.save writes';
 
-async function readOptimizer(dir: string): Promise<OptimizerState | undefined> {
+/** The optimizer state of `dir` and its trainer_state.json as read (undefined without optimizer.safetensors). */
+export async function readOptimizer(dir: string): Promise<{ optimizer: OptimizerState; state: Record<string, unknown> } | undefined> {
   if (!existsSync(join(dir, 'optimizer.safetensors'))) return undefined;
   const tensors = await readSafetensors(join(dir, 'optimizer.safetensors'));
-  const state = (await readUserJson(join(dir, 'trainer_state.json'), 'the optimizer step count beside optimizer.safetensors')) as { global_step?: number } | null;
+  const state = (await readUserJson(join(dir, 'trainer_state.json'), 'the optimizer step count beside optimizer.safetensors')) as Record<string, unknown> | null;
   const m = tensors.find((t) => t.name === 'exp_avg'), v = tensors.find((t) => t.name === 'exp_avg_sq');
   if (!m || !v || typeof state?.global_step !== 'number') {
     throw new GrpoError('GRPO_DATA_FORMAT', `${dir}: optimizer.safetensors needs exp_avg and exp_avg_sq, trainer_state.json a global_step`);
   }
-  return { m: m.data, v: v.data, step: state.global_step };
+  return { optimizer: { m: m.data, v: v.data, step: state.global_step }, state };
 }
 
 /** Reads a checkpoint folder (config, weights, tokenizer and optimizer state when present). */
@@ -107,5 +111,5 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   if (generation != null && (typeof generation !== 'object' || Array.isArray(generation))) {
     throw new GrpoError('GRPO_DATA_FORMAT', `${generationFile}: expected a JSON object`);
   }
-  return { config, tensors, tokenizer, optimizer: await readOptimizer(dir), ...(generation ? { generation: generation as Record<string, unknown> } : {}) };
+  return { config, tensors, tokenizer, optimizer: (await readOptimizer(dir))?.optimizer, ...(generation ? { generation: generation as Record<string, unknown> } : {}) };
 }

@@ -1,7 +1,7 @@
 // The policy layer: the Policy interface, the built-in Llama/Qwen-family model, tokenizer, checkpoints.
 export type {
   Policy, TrainablePolicy, SequenceBatch, ScoreOptions, ScoreResult, Forward, ForwardHandle, LossGradient, LossOutput, LossFunction,
-  OptimizerStepOptions, OptimizerStepResult, StepOptions, StepResult, GenerateOptions, Generation,
+  OptimizerStepOptions, OptimizerStepResult, StepOptions, StepResult, GenerateOptions, Generation, PolicyAdapters,
 } from './policy.js';
 export { policyStep, sftLoss } from './policy.js';
 export { BuiltinPolicy, OPTIMIZER_DEFAULTS, scheduledLearningRate, type BuiltinOptions, type CloneOptions, type OptimizerOptions } from './builtin.js';
@@ -15,3 +15,4 @@ export { saveCheckpoint, loadCheckpoint, type CheckpointContents, type LoadedChe
 export { LORA_DEFAULTS, LORA_OPTIONS, LORA_TARGET_MODULES, loraScale, type LoraOptions, type LoraSettings, type LoraTargetModule } from '../options/lora.js';
 export { loadAdapter, loraTensorShapes, saveAdapter, type LoraAdapter } from './lora-format.js';
 export { mergeAdapter, type MergeOptions, type MergeResult } from './lora-merge.js';
+export { isAdapterFolder, loadLoraCheckpoint, saveLoraCheckpoint, type LoraCheckpoint } from './lora-checkpoint.js';

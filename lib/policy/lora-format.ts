@@ -91,13 +91,16 @@ export function adapterConfigJson(settings: LoraSettings, baseModel: string | nu
 
 /** Writes `dir` (atomically): adapter_config.json and adapter_model.safetensors with PEFT's tensor names, stored as `dtype`. */
 export function saveAdapter(dir: string, adapter: LoraAdapter, dtype: WeightDtype = 'F32'): Promise<void> {
+  return writeFolderAtomically(dir, (temp) => writeAdapterFiles(temp, adapter, dtype, dir));
+}
+
+/** {@link saveAdapter}'s two files written into the existing folder `dir` (checked first; errors name `where`). */
+export async function writeAdapterFiles(dir: string, adapter: LoraAdapter, dtype: WeightDtype = 'F32', where = dir): Promise<void> {
   const settings = checkOptions(LORA_OPTIONS, ADAPTER_NAMING, adapter.settings, defaultsOf(LORA_OPTIONS));
-  checkTensors(dir, settings, adapter.tensors);
-  return writeFolderAtomically(dir, async (temp) => {
-    await writeJsonFile(join(temp, ADAPTER_CONFIG_FILE), adapterConfigJson(settings, adapter.baseModel ?? null));
-    const named = adapter.tensors.map((t) => ({ ...t, name: PEFT_PREFIX + t.name }));
-    await writeSafetensors(join(temp, ADAPTER_WEIGHTS_FILE), named, { format: 'pt' }, dtype);
-  });
+  checkTensors(where, settings, adapter.tensors);
+  await writeJsonFile(join(dir, ADAPTER_CONFIG_FILE), adapterConfigJson(settings, adapter.baseModel ?? null));
+  const named = adapter.tensors.map((t) => ({ ...t, name: PEFT_PREFIX + t.name }));
+  await writeSafetensors(join(dir, ADAPTER_WEIGHTS_FILE), named, { format: 'pt' }, dtype);
 }
 
 const ADAPTER_NAMING: Naming = { field: (path) => `lora ${path}`, object: (path) => (path ? `lora ${path}` : 'lora') };

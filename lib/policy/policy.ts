@@ -2,6 +2,7 @@
 // (builtin.ts) implements it; a remote inference server can implement it the same way. A training update
 // is three calls in sequence (forward → the trainer's loss → backward → optimizerStep); policyStep chains them.
 import type { ResolvedDevice } from '../binding/index.js';
+import type { LoraSettings } from '../options/lora.js';
 import { checkOptions } from '../options/schema.js';
 import type { ModelConfig } from './config.js';
 import {
@@ -85,11 +86,31 @@ export interface Generation {
   truncated: boolean;
 }
 
+/** A policy's LoRA adapters over its frozen base (docs/policy.md, "LoRA adapters"). */
+export interface PolicyAdapters {
+  readonly settings: LoraSettings;
+  /** The Hugging Face folder that saves name as the adapter's base (base_model_name_or_path); undefined until known. */
+  readonly baseFolder: string | undefined;
+  /** The base's decoder-layer matrices are kept in bfloat16 (a bfloat16 checkpoint's values, widened exactly where used). */
+  readonly baseBf16: boolean;
+  /** The frozen base: this policy with its adapters switched off, sharing its memory (no second copy); the KL reference. */
+  base(): Policy;
+  /** Writes the frozen base as a full Hugging Face folder and names it as the base of later saves. */
+  saveBase(dir: string): Promise<void>;
+}
+
+/** A LoRA policy whose base exists only in memory writes it to `dir` (once), so that its adapter saves can name it. */
+export async function ensureAdapterBase(policy: Policy, dir: string): Promise<void> {
+  if (policy.adapters && policy.adapters.baseFolder === undefined) await policy.adapters.saveBase(dir);
+}
+
 export interface Policy {
   readonly config: ModelConfig;
   readonly tokenizer: Tokenizer | undefined;
   /** Where the model runs ('cpu' or 'cuda'), when the policy knows; the trainer logs it. */
   readonly device?: ResolvedDevice;
+  /** Present when the policy trains LoRA adapters (then only they train, and save writes the adapter alone). */
+  readonly adapters?: PolicyAdapters;
   parameterCount(): number;
   /** Completions of each prompt (token ids, or text when the policy has a tokenizer). */
   generate(prompts: readonly (ArrayLike<number> | string)[], options?: GenerateOptions): Promise<Generation[]>;

@@ -4,9 +4,10 @@ import { DEVICES } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import { resolveLossOptions, type PolicyLossOptions, type ResolvedLossOptions } from '../kernels/loss.js';
 import { NORMALIZE_OPTIONS } from '../options/advantages.js';
+import { LORA_DEFAULTS, LORA_OPTIONS, type LoraSettings } from '../options/lora.js';
 import { PROMPT_OPTIONS } from '../options/prompt.js';
 import {
-  boolean, choice, defaultsOf, integer, nested, number, POSITIVE, string, type Field, type Naming, type ValuesOf, checkOptions } from '../options/schema.js';
+  boolean, choice, defaultsOf, integer, nested, nullable, number, POSITIVE, string, type Field, type Naming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_OPTIONS } from '../options/token-advantages.js';
 import * as check from '../validate.js';
 import { checkMicroBatchLoss } from './micro-batch.js';
@@ -75,6 +76,15 @@ const LOSS_LAYER: Field<PolicyLossOptions> = {
   read: (value, path, naming, base) => ({ ...base, ...check.object(naming.object(path), value) }),
 };
 
+const LORA_NESTED = nested(LORA_OPTIONS, 'LoRA adapters: the command line loads the starting policy with them (only they train; checkpoints '
+  + 'are adapter-only, docs/policy.md "LoRA adapters"); null = full fine-tuning. Given fields go over the `lora` table\'s defaults.');
+
+/** LoRA settings over LORA_DEFAULTS, or null (full fine-tuning). */
+const LORA_FIELD: Field<LoraSettings | null> = {
+  ...nullable(LORA_NESTED), schema: undefined, type: 'object (the `lora` table) or null',
+  read: (v, path, naming, base) => (v === null ? null : LORA_NESTED.read(v, path, naming, base ?? LORA_DEFAULTS)),
+};
+
 /** Everything a run needs besides its policy. Paper-scale defaults (ReMaRk / Rank-GRPO: G 48 × S 8, K 20, validation every 250 up to 2,000 steps). */
 export const TRAINER_OPTIONS = {
   recipe: choice(RECIPE_NAMES, 'remark', 'One of the six recipes (docs/trainer.md).'),
@@ -94,6 +104,7 @@ export const TRAINER_OPTIONS = {
   checkpointEvery: integer(250, 'Save a checkpoint every this many steps (and at the end, and on Ctrl-C).', 1),
   evalMaxNewTokens: integer(0, 'Maximum completion tokens at evaluation (greedy); 0 = generation.maxNewTokens.', 0),
   testPrompts: integer(0, 'Test prompts evaluated at the end; 0 = the whole split.', 0),
+  lora: LORA_FIELD,
   prompt: nested(PROMPT_OPTIONS, 'How prompts reach the policy: through its tokenizer\'s chat template (docs/policy.md).'),
   generation: nested(GENERATION_OPTIONS, 'Sampling of the S candidates of each prompt.'),
   rewards: nested(REWARD_OPTIONS, 'Rewards (the recipe picks which fields apply).'),

@@ -131,8 +131,8 @@ export async function resume(runDir: string, options: ResumeOptions): Promise<Tr
   await reopen(dir, config, state, options.skipTest ?? false);
   await dir.truncateAfter('metrics', state.step);
   await dir.truncateAfter('validation', state.step);
-  const reference = needsReference(config) ? await savedReference(runDir, options.loadPolicy) : undefined;
   const policy = await options.loadPolicy(latest.policyDir);
+  const reference = needsReference(config) ? (policy.adapters?.base() ?? (await savedReference(runDir, options.loadPolicy))) : undefined;
   return runLoop({
     config, policy, dir, state, loadPolicy: options.loadPolicy, reference,
     task: options.task ?? createTask(config, tokenizerOf(policy)),

@@ -8,7 +8,7 @@ import { PromptSampler } from '../data/samplers.js';
 import { GrpoError } from '../errors.js';
 import { PROMPT_OPTIONS } from '../options/prompt.js';
 import { checkOptions, defaultsOf, integer, nested, number, plainNaming, POSITIVE, type OptionsOf, type ValuesOf } from '../options/schema.js';
-import { policyStep, sftLoss, type Policy } from '../policy/policy.js';
+import { ensureAdapterBase, policyStep, sftLoss, type Policy } from '../policy/policy.js';
 import { ccrReferenceCompletion, packProblems } from '../rewards/ccr.js';
 import type { DataConfig, PromptConfig } from './config.js';
 import { writeJsonAtomic } from './run-dir.js';
@@ -72,7 +72,8 @@ export interface SftRecord {
 
 /**
  * Trains `policy` on `examples` for `options.steps` steps, reporting each step to `onStep`; when `out` is
- * given, writes one row per step to `out/metrics.jsonl`, then the policy to `out/policy` and a summary to `out/sft.json`.
+ * given, writes one row per step to `out/metrics.jsonl`, then the policy to `out/policy` (a LoRA policy's adapter, with
+ * `out/base` when its base was only in memory) and a summary to `out/sft.json`.
  */
 export async function sft(
   policy: Policy, examples: readonly SftExample[], options: SftOptions = {},
@@ -101,6 +102,7 @@ export async function sft(
     await hooks.onStep?.(record);
   }
   if (hooks.out) {
+    await ensureAdapterBase(policy, join(hooks.out, 'base'));
     await policy.save(join(hooks.out, 'policy'));
     await writeJsonAtomic(join(hooks.out, 'sft.json'), { options: o, examples: examples.length, steps: records.length, finalLoss: records.at(-1)?.loss });
   }

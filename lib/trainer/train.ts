@@ -2,7 +2,8 @@
 // checkpoints, Ctrl-C handling, then the test evaluation of the selected checkpoint and a report.
 import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
-import type { Policy } from '../policy/policy.js';
+import { sameLoraSettings } from '../options/lora.js';
+import { ensureAdapterBase, type Policy } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
 import { needsReference, policyDevice, trainStep, type StepContext, type StepRecord } from './loop.js';
 import { writeRunReport } from './run-report.js';
@@ -141,12 +142,25 @@ async function testSelected(ctx: RunContext): Promise<Record<string, number>> {
   }
 }
 
-/** Frozen reference for a KL term or a KL stop: the given one, else a clone saved beside the run for resuming. */
+/**
+ * Frozen reference for a KL term or a KL stop: the given one; under LoRA the policy's base with its adapters off (no
+ * copy; a resume gets it back from the loaded adapter's base); else a clone saved beside the run for resuming.
+ */
 async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy | undefined> {
   if (!needsReference(options.config)) return undefined;
+  if (!options.reference && options.policy.adapters) return options.policy.adapters.base();
   const reference = options.reference ?? (await options.policy.clone());
   await reference.save(join(dir.path, 'reference'));
   return reference;
+}
+
+/** config.lora set needs a policy with those adapters (a LoRA policy without config.lora is its own choice). */
+function checkAdapters(config: TrainerConfig, policy: Policy): void {
+  const adapters = policy.adapters;
+  if (config.lora && !(adapters && sameLoraSettings(adapters.settings, config.lora))) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', `train: config "lora" is ${JSON.stringify(config.lora)} but the policy has ${adapters ? `adapters ${JSON.stringify(adapters.settings)}` : 'no adapters'}; `
+      + 'create or load the policy with { lora: config.lora } (grpo train does)');
+  }
 }
 
 /** A policy on another device than config.device names ('auto' accepts either) is a mistake worth stopping. */
@@ -166,8 +180,10 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const { config, policy } = options;
   if (!policy) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'train: expected a policy');
   checkDevice(config, policy);
+  checkAdapters(config, policy);
   const dir = new RunDir(options.runDir);
   await dir.create(config);
+  await ensureAdapterBase(policy, join(dir.path, 'base')); // a LoRA policy's checkpoints name their base folder
   const ctx: RunContext = {
     config, policy, dir, loadPolicy: options.loadPolicy,
     reference: await referenceFor(options, dir),

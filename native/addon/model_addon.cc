@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "grpo/model.h"
+#include "model_handle.h"
 #include "napi_util.h"
 #include "registry.h"
 #include "sampler_settings.h"
@@ -14,36 +15,6 @@
 namespace grpo::addon {
 
 namespace {
-
-using Model = std::shared_ptr<grpo_model>;
-
-struct Handle {
-  Model model;  // empty once disposed
-};
-
-Napi::Value wrap(Napi::Env env, grpo_model* model) {
-  return Napi::External<Handle>::New(env, new Handle{Model(model, grpo_model_destroy)}, [](Napi::Env, Handle* h) { delete h; });
-}
-
-Handle* handle_arg(const Napi::CallbackInfo& info) {
-  if (!info[0].IsExternal()) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "model is not a model handle");
-  Handle* h = info[0].As<Napi::External<Handle>>().Data();
-  if (!h->model) throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "the model has been disposed");
-  return h;
-}
-
-// The model of info[0] for a call that reads or writes its state: refused while an async call on it is in
-// flight (each holds a reference, so the count is above one). Async calls keep the returned reference.
-Model model_arg(const Napi::CallbackInfo& info) {
-  Handle* h = handle_arg(info);
-  if (h->model.use_count() > 1)
-    throw_status(info.Env(), GRPO_ERR_INVALID_ARGUMENT, "the model is busy with an async call: await it first");
-  return h->model;
-}
-
-void check(Napi::Env env, grpo_status status) {
-  if (status != GRPO_OK) throw_status(env, status, grpo_last_error());
-}
 
 // Offsets arrive as a Float64Array of integers; the C ABI takes int64.
 std::vector<int64_t> offsets_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {

@@ -38,27 +38,38 @@ GRPO_CLONES void update_span(const AdamwScalars& s, float decay, int64_t n, floa
   for (int64_t i = 0; i < n; ++i) adamw_update(s, decay, p[i], g[i], m[i], v[i]);
 }
 
-}  // namespace
-
-float adamw_step(Model& m, const grpo_adamw_options& o) {
-  check_adamw_options(o);
-  m.ensure_grads();
-  if (m.adam_m.empty()) {
-    m.adam_m.assign(m.params.size(), 0.0f);
-    m.adam_v.assign(m.params.size(), 0.0f);
+// One step over the tensors of `layout` in params / grads (moments allocated on the first step); the clipping norm.
+float step_buffers(const Layout& layout, std::vector<float>& params, std::vector<float>& grads, std::vector<float>& adam_m,
+                   std::vector<float>& adam_v, int64_t& step, const grpo_adamw_options& o) {
+  if (adam_m.empty()) {
+    adam_m.assign(params.size(), 0.0f);
+    adam_v.assign(params.size(), 0.0f);
   }
-  const double norm = std::sqrt(squared_norm(m.grads));
-  const AdamwScalars scalars = adamw_scalars(o, norm, m.step + 1);
-  ++m.step;
-  for (const TensorSlot& slot : m.layout.slots) {
+  const double norm = std::sqrt(squared_norm(grads));
+  const AdamwScalars scalars = adamw_scalars(o, norm, step + 1);
+  ++step;
+  for (const TensorSlot& slot : layout.slots) {
     const float decay = slot.matrix ? o.lr * o.weight_decay : 0.0f;
-    float *p = m.params.data() + slot.offset, *g = m.grads.data() + slot.offset;
-    float *mm = m.adam_m.data() + slot.offset, *vv = m.adam_v.data() + slot.offset;
+    float *p = params.data() + slot.offset, *g = grads.data() + slot.offset;
+    float *mm = adam_m.data() + slot.offset, *vv = adam_v.data() + slot.offset;
     parallel_for(slot.size(), kGrain, [&](int64_t begin, int64_t end) {
       update_span(scalars, decay, end - begin, p + begin, g + begin, mm + begin, vv + begin);
     });
   }
   return static_cast<float>(norm);
+}
+
+}  // namespace
+
+float adamw_step(Model& m, const grpo_adamw_options& o) {
+  check_adamw_options(o);
+  if (m.lora) {
+    Lora& l = *m.lora;
+    l.forwards = 0;
+    return step_buffers(l.layout, l.params, l.grads, l.adam_m, l.adam_v, m.step, o);
+  }
+  m.ensure_grads();
+  return step_buffers(m.layout, m.params, m.grads, m.adam_m, m.adam_v, m.step, o);
 }
 
 }  // namespace grpo::model

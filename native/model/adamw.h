@@ -6,7 +6,8 @@
 
 namespace grpo::model {
 
-// Returns the global L2 norm of the gradients before clipping; zeroes the gradients afterwards.
+// Returns the global L2 norm of the gradients before clipping; zeroes the gradients afterwards. Under LoRA it steps
+// the adapters alone (the base has no gradients).
 float adamw_step(Model& m, const grpo_adamw_options& o);
 
 }  // namespace grpo::model

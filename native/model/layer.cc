@@ -46,6 +46,22 @@ void head_norm_backward(const Config& c, const std::vector<float>& raw, const fl
   d.swap(d_raw);
 }
 
+// The LoRA site of module m: its adapter when the layer has one in this call, and u's buffer [T, r] in the acts.
+LoraSite site(const LayerAdapters* lora, LoraModule m, LayerActs& a, int64_t T) {
+  if (!lora || !(*lora)[m].A) return {};
+  std::vector<float>& u = a.lora_u[m];
+  u.resize(static_cast<size_t>(T * (*lora)[m].rank));
+  return {&(*lora)[m], u.data()};
+}
+
+MlpWeights mlp_weights(const Config& c, const LayerTensors& w, const LayerAdapters* lora, LayerActs& a, int64_t T) {
+  MlpWeights mlp{dense_weight(w, kLoraGate), dense_weight(w, kLoraUp), dense_weight(w, kLoraDown), c.bf16_matmuls};
+  mlp.gate_lora = site(lora, kLoraGate, a, T);
+  mlp.up_lora = site(lora, kLoraUp, a, T);
+  mlp.down_lora = site(lora, kLoraDown, a, T);
+  return mlp;
+}
+
 }  // namespace
 
 void LayerActs::resize(const Config& c, int64_t T) {
@@ -63,14 +79,15 @@ void LayerActs::resize(const Config& c, int64_t T) {
 }
 
 void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w, const TokenLayout& tl, const float* x,
-                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out, const LayerPacks* packs) {
+                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out, const LayerPacks* packs,
+                   const LayerAdapters* lora) {
   const int64_t T = tl.T, H = c.hidden;
   const bool bf16 = c.bf16_matmuls;
   std::copy(x, x + T * H, a.x_in.begin());
   rmsnorm_forward(x, w.attn_norm, T, H, c.eps, a.xn1.data(), a.rms1.data());
-  linear_forward(a.xn1.data(), w.wq, w.bq, T, H, c.q_dim(), a.q.data(), bf16, packs ? &packs->wq : nullptr);
-  linear_forward(a.xn1.data(), w.wk, w.bk, T, H, c.kv_dim(), a.k.data(), bf16, packs ? &packs->wk : nullptr);
-  linear_forward(a.xn1.data(), w.wv, w.bv, T, H, c.kv_dim(), a.v.data(), bf16, packs ? &packs->wv : nullptr);
+  linear_forward(a.xn1.data(), dense_weight(w, kLoraQ), w.bq, T, H, c.q_dim(), a.q.data(), bf16, packs ? &packs->wq : nullptr, site(lora, kLoraQ, a, T));
+  linear_forward(a.xn1.data(), dense_weight(w, kLoraK), w.bk, T, H, c.kv_dim(), a.k.data(), bf16, packs ? &packs->wk : nullptr, site(lora, kLoraK, a, T));
+  linear_forward(a.xn1.data(), dense_weight(w, kLoraV), w.bv, T, H, c.kv_dim(), a.v.data(), bf16, packs ? &packs->wv : nullptr, site(lora, kLoraV, a, T));
   if (c.qk_norm) {  // RMSNorm of each head's vector (rows [T·heads, head_dim])
     std::swap(a.q, a.q_raw);
     std::swap(a.k, a.k_raw);
@@ -80,24 +97,25 @@ void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w
   rope_apply(rope, a.q.data(), tl.positions.data(), T, c.heads, false);
   rope_apply(rope, a.k.data(), tl.positions.data(), T, c.kv_heads, false);
   attention_forward(attn_shape(c), a.q.data(), segments(c, tl, a, cache, layer), a.attn.data(), a.lse.data());
-  linear_forward(a.attn.data(), w.wo, nullptr, T, c.q_dim(), H, a.x_mid.data(), bf16, packs ? &packs->wo : nullptr);
+  linear_forward(a.attn.data(), dense_weight(w, kLoraO), nullptr, T, c.q_dim(), H, a.x_mid.data(), bf16, packs ? &packs->wo : nullptr,
+                 site(lora, kLoraO, a, T));
   add_into(a.x_mid.data(), x, T * H);
   rmsnorm_forward(a.x_mid.data(), w.mlp_norm, T, H, c.eps, a.xn2.data(), a.rms2.data());
-  MlpWeights mlp{w.w_gate, w.w_up, w.w_down, bf16};
+  MlpWeights mlp = mlp_weights(c, w, lora, a, T);
   if (packs) mlp.gate_packed = &packs->gate, mlp.up_packed = &packs->up, mlp.down_packed = &packs->down;
   mlp_forward(mlp, a.xn2.data(), T, H, c.intermediate, a.gate.data(), a.up.data(), a.act.data(), x_out);
   add_into(x_out, a.x_mid.data(), T * H);
 }
 
 void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& w, const LayerTensors& g,
-                    const TokenLayout& tl, LayerActs& a, LayerGrads& s, std::vector<float>& dx) {
+                    const TokenLayout& tl, LayerActs& a, LayerGrads& s, std::vector<float>& dx, const LayerAdapters* lora) {
   const int64_t T = tl.T, H = c.hidden, I = c.intermediate, kv = c.kv_dim();
   std::vector<float>&d_norm = s.d_norm, &d_gate = s.d_gate, &d_up = s.d_up, &d_attn = s.d_attn, &dq = s.dq, &dk = s.dk, &dv = s.dv;
   d_norm.assign(static_cast<size_t>(T * H), 0.0f);
   d_gate.resize(static_cast<size_t>(T * I));
   d_up.resize(d_gate.size());
   // MLP branch: d_mid = dx + norm-backward(mlp-backward(dx))
-  mlp_backward({w.w_gate, w.w_up, w.w_down, c.bf16_matmuls}, a.xn2.data(), a.gate.data(), a.up.data(), a.act.data(), dx.data(), T, H, I,
+  mlp_backward(mlp_weights(c, w, lora, a, T), a.xn2.data(), a.gate.data(), a.up.data(), a.act.data(), dx.data(), T, H, I,
                d_norm.data(), {g.w_gate, g.w_up, g.w_down}, d_gate.data(), d_up.data());
   rmsnorm_backward(a.x_mid.data(), w.mlp_norm, a.rms2.data(), d_norm.data(), T, H, dx.data(), g.mlp_norm);
   // Attention branch
@@ -105,7 +123,7 @@ void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& 
   dq.resize(d_attn.size());
   dk.assign(static_cast<size_t>(T * kv), 0.0f);
   dv.assign(dk.size(), 0.0f);
-  linear_backward(a.attn.data(), w.wo, dx.data(), T, c.q_dim(), H, d_attn.data(), g.wo, nullptr, c.bf16_matmuls);
+  linear_backward(a.attn.data(), dense_weight(w, kLoraO), dx.data(), T, c.q_dim(), H, d_attn.data(), g.wo, nullptr, c.bf16_matmuls, site(lora, kLoraO, a, T));
   std::vector<Segment> segs = segments(c, tl, a, nullptr, 0);
   for (Segment& s : segs) {
     s.dk = dk.data() + s.t0 * kv;
@@ -119,9 +137,9 @@ void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& 
     head_norm_backward(c, a.k_raw, w.k_norm, a.k_rms, g.k_norm, dk);
   }
   std::fill(d_norm.begin(), d_norm.end(), 0.0f);
-  linear_backward(a.xn1.data(), w.wq, dq.data(), T, H, c.q_dim(), d_norm.data(), g.wq, g.bq, c.bf16_matmuls);
-  linear_backward(a.xn1.data(), w.wk, dk.data(), T, H, kv, d_norm.data(), g.wk, g.bk, c.bf16_matmuls);
-  linear_backward(a.xn1.data(), w.wv, dv.data(), T, H, kv, d_norm.data(), g.wv, g.bv, c.bf16_matmuls);
+  linear_backward(a.xn1.data(), dense_weight(w, kLoraQ), dq.data(), T, H, c.q_dim(), d_norm.data(), g.wq, g.bq, c.bf16_matmuls, site(lora, kLoraQ, a, T));
+  linear_backward(a.xn1.data(), dense_weight(w, kLoraK), dk.data(), T, H, kv, d_norm.data(), g.wk, g.bk, c.bf16_matmuls, site(lora, kLoraK, a, T));
+  linear_backward(a.xn1.data(), dense_weight(w, kLoraV), dv.data(), T, H, kv, d_norm.data(), g.wv, g.bv, c.bf16_matmuls, site(lora, kLoraV, a, T));
   rmsnorm_backward(a.x_in.data(), w.attn_norm, a.rms1.data(), d_norm.data(), T, H, dx.data(), g.attn_norm);
 }
 

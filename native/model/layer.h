@@ -6,6 +6,7 @@
 
 #include "attention.h"
 #include "config.h"
+#include "lora.h"
 #include "params.h"
 #include "rope.h"
 
@@ -35,23 +36,27 @@ struct KvCache {
 struct LayerActs {
   std::vector<float> x_in, rms1, xn1, q, k, v, attn, lse, x_mid, rms2, xn2, gate, up, act;
   std::vector<float> q_raw, k_raw, q_rms, k_rms;  // qk_norm only: projections before the head norms, their 1/rms
+  std::array<std::vector<float>, kLoraModules> lora_u;  // [T, r] of each adapted module (lora.h)
   void resize(const Config& c, int64_t T);
 };
 
 struct LayerPacks;  // packed_weights.h
 
 // x [T, H] → x_out [T, H] (x_out may alias nothing in acts). With a cache, k/v go into it; with packs, the
-// weights are multiplied from their packed panels.
+// weights are multiplied from their packed panels; with adapters, each adapted module adds its LoRA term.
 void layer_forward(const Config& c, const RopeTable& rope, const LayerTensors& w, const TokenLayout& tl, const float* x,
-                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out, const LayerPacks* packs = nullptr);
+                   LayerActs& a, KvCache* cache, int64_t layer, float* x_out, const LayerPacks* packs = nullptr,
+                   const LayerAdapters* lora = nullptr);
 
 // Scratch of layer_backward, reused from layer to layer.
 struct LayerGrads {
   std::vector<float> d_norm, d_gate, d_up, d_attn, dq, dk, dv;
 };
 
-// dx [T, H] in: gradient at the layer output; out: gradient at its input. Weight gradients add into g.
+// dx [T, H] in: gradient at the layer output; out: gradient at its input. Weight gradients add into g (a null
+// pointer there: that tensor is frozen), the adapters' into their own gradients (`lora`: the forward's adapters).
 void layer_backward(const Config& c, const RopeTable& rope, const LayerTensors& w, const LayerTensors& g,
-                    const TokenLayout& tl, LayerActs& a, LayerGrads& s, std::vector<float>& dx);
+                    const TokenLayout& tl, LayerActs& a, LayerGrads& s, std::vector<float>& dx,
+                    const LayerAdapters* lora = nullptr);
 
 }  // namespace grpo::model

@@ -28,10 +28,10 @@ GRPO_CLONES void swiglu_backward(const float* gate, const float* up, int64_t beg
 
 void mlp_forward(const MlpWeights& w, const float* x, int64_t T, int64_t H, int64_t I, float* gate, float* up, float* act,
                  float* out) {
-  linear_forward(x, w.gate, nullptr, T, H, I, gate, w.bf16, w.gate_packed);
-  linear_forward(x, w.up, nullptr, T, H, I, up, w.bf16, w.up_packed);
+  linear_forward(x, w.gate, nullptr, T, H, I, gate, w.bf16, w.gate_packed, w.gate_lora);
+  linear_forward(x, w.up, nullptr, T, H, I, up, w.bf16, w.up_packed, w.up_lora);
   parallel_for(T * I, 4096, [&](int64_t begin, int64_t end) { swiglu(gate, up, begin, end, act); });
-  linear_forward(act, w.down, nullptr, T, I, H, out, w.bf16, w.down_packed);
+  linear_forward(act, w.down, nullptr, T, I, H, out, w.bf16, w.down_packed, w.down_lora);
 }
 
 void mlp_backward(const MlpWeights& w, const float* x, const float* gate, const float* up, const float* act,
@@ -39,10 +39,10 @@ void mlp_backward(const MlpWeights& w, const float* x, const float* gate, const 
                   float* d_up) {
   // d_gate temporarily holds d(act) = dout · W_down
   std::fill(d_gate, d_gate + T * I, 0.0f);
-  linear_backward(act, w.down, dout, T, I, H, d_gate, g.down, nullptr, w.bf16);
+  linear_backward(act, w.down, dout, T, I, H, d_gate, g.down, nullptr, w.bf16, w.down_lora);
   parallel_for(T * I, 4096, [&](int64_t begin, int64_t end) { swiglu_backward(gate, up, begin, end, d_gate, d_up); });
-  linear_backward(x, w.gate, d_gate, T, H, I, dx, g.gate, nullptr, w.bf16);
-  linear_backward(x, w.up, d_up, T, H, I, dx, g.up, nullptr, w.bf16);
+  linear_backward(x, w.gate, d_gate, T, H, I, dx, g.gate, nullptr, w.bf16, w.gate_lora);
+  linear_backward(x, w.up, d_up, T, H, I, dx, g.up, nullptr, w.bf16, w.up_lora);
 }
 
 }  // namespace grpo::model

@@ -3,6 +3,9 @@
 
 #include <cstdint>
 
+#include "linear.h"
+#include "lora.h"
+
 namespace grpo {
 struct PackedB;
 }
@@ -10,13 +13,14 @@ struct PackedB;
 namespace grpo::model {
 
 struct MlpWeights {
-  const float *gate, *up, *down;  // [I, H], [I, H], [H, I]
+  Weight gate, up, down;  // [I, H], [I, H], [H, I]
   bool bf16;
   const PackedB *gate_packed = nullptr, *up_packed = nullptr, *down_packed = nullptr;  // forward only (generation)
+  LoraSite gate_lora{}, up_lora{}, down_lora{};  // adapters, when the layer has them
 };
 
 struct MlpGrads {
-  float *gate, *up, *down;
+  float *gate, *up, *down;  // null: frozen
 };
 
 // gate, up, act [T, I] are kept for backward; out [T, H]

@@ -1,9 +1,12 @@
 #include "model.h"
 
 #include <algorithm>
+#include <string>
 
 #include "grpo/logprob.h"
+#include "logprob/linear_logprob.h"
 #include "rmsnorm.h"
+#include "runtime/bf16.h"
 #include "runtime/error.h"
 #include "runtime/thread_pool.h"
 
@@ -29,6 +32,14 @@ void embed_backward(Model& m, const int32_t* tokens, int64_t T, const float* dx)
 
 void check(grpo_status status) {
   if (status != GRPO_OK) fail(status, "%s", grpo_last_error());
+}
+
+// The adapters of layer l in this call: null without adapters or while they are off; in training with the forward's
+// dropout and the adapters' gradients.
+const LayerAdapters* adapters_of(Model& m, int64_t l, bool train, LayerAdapters& out) {
+  if (!m.lora || !m.lora->enabled) return nullptr;
+  out = layer_adapters(*m.lora, l, train, m.train.lora_key, train ? m.lora->grads.data() : nullptr);
+  return &out;
 }
 
 // The rows of hidden [T, H] whose target is not ignore_index.
@@ -94,14 +105,65 @@ void score_layout(Model& m, const int32_t* tokens, const TokenLayout& tl, const 
 
 Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rope(c)) {
   params.resize(static_cast<size_t>(layout.total));
-  p = bind(config, layout, params.data());
+  bind_params();
 }
 
-Model::Model(const Model& o) : config(o.config), layout(o.layout), rope(o.rope), params(o.params) {
+Model::Model(const Model& o) : config(o.config), layout(o.layout), rope(o.rope), params(o.params), base16(o.base16) {
+  bind_params();
+  if (!o.lora) return;
+  lora = std::make_unique<Lora>(*o.lora);
+  lora->adam_m.clear();
+  lora->adam_v.clear();
+  std::fill(lora->grads.begin(), lora->grads.end(), 0.0f);
+  lora->forwards = 0;
+}
+
+void Model::bind_params() {
   p = bind(config, layout, params.data());
+  for (int64_t l = 0; l < config.layers; ++l) {
+    const std::string prefix = "model.layers." + std::to_string(l) + ".";
+    const char* names[kLoraModules] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                                       "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
+    for (int m = 0; m < kLoraModules; ++m) {
+      const TensorSlot* s = layout.find(prefix + names[m] + ".weight");
+      p.layers[l].dense16[m] = s->offset16 >= 0 ? base16.data() + s->offset16 : nullptr;
+    }
+  }
+}
+
+void Model::keep_dense_in_bf16() {
+  if (!base16.empty()) return;
+  // the layers' matrices, not the embeddings or the LM head
+  const auto dense = [](const TensorSlot& s) { return s.matrix && s.name.rfind("model.layers.", 0) == 0; };
+  int64_t total16 = 0;
+  for (const TensorSlot& s : layout.slots) total16 += dense(s) ? s.size() : 0;
+  std::vector<float> kept(static_cast<size_t>(layout.total - total16));
+  base16.resize(static_cast<size_t>(total16));
+  int64_t at16 = 0, at32 = 0;
+  for (TensorSlot& s : layout.slots) {
+    const float* values = params.data() + s.offset;
+    if (dense(s)) {
+      s.offset16 = at16;
+      parallel_for(s.size(), 65536, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) base16[s.offset16 + i] = bf16::round(values[i]);
+      });
+      at16 += s.size();
+    } else {
+      std::copy_n(values, s.size(), kept.data() + at32);
+      s.offset = at32;
+      at32 += s.size();
+    }
+  }
+  layout.total = at32;
+  params.swap(kept);  // the float32 copy of the matrices is freed with `kept`
+  bind_params();
 }
 
 void Model::ensure_grads() {
+  if (lora) {
+    if (g.layers.empty()) g.layers.resize(static_cast<size_t>(config.layers));
+    return;
+  }
   if (!grads.empty()) return;
   grads.assign(static_cast<size_t>(layout.total), 0.0f);
   g = bind(config, layout, grads.data());
@@ -119,8 +181,9 @@ void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, Trai
   for (int64_t l = 0; l < c.layers; ++l) {
     LayerActs& a = keep ? keep->layers[l] : m.work.layer;
     a.resize(c, T);
+    LayerAdapters adapters;
     layer_forward(c, m.rope, m.p.layers[l], tl, x.data(), a, cache, l, y.data(),
-                  packs && !packs->layers.empty() ? &packs->layers[l] : nullptr);
+                  packs && !packs->layers.empty() ? &packs->layers[l] : nullptr, adapters_of(m, l, keep != nullptr, adapters));
     std::swap(x, y);
   }
   hidden.resize(x.size());
@@ -137,6 +200,7 @@ void score(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t
   ts.ready = false;
   std::vector<float> hidden;
   if (train) {
+    if (m.lora) ts.lora_key = lora_forward_key(*m.lora, m.step), ++m.lora->forwards;
     score_layout(m, tokens, tl, targets, o, true, hidden, logp, entropy);
     m.release_work();
     ts.layout = tl;
@@ -172,7 +236,12 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   // the forward's lse spares the backward its statistics pass (4 products per tile, not 5); a gradient of the
   // entropy also needs the forward's entropies, else the backward recomputes them
   const bool saved = !grad_entropy || !head.entropy.empty();
-  if (n > 0 && saved)
+  if (n > 0 && !m.g.lm_head)  // frozen (LoRA): the gradient at the hidden states only
+    linear_logprob::backward_frozen_weight(head.hidden.data(), m.p.lm_head, head.targets.data(), n, H, c.vocab, lo,
+                                           {saved ? head.lse.data() : nullptr, saved && grad_entropy ? head.entropy.data() : nullptr},
+                                           head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
+                                           head_d_hidden.data());
+  else if (n > 0 && saved)
     check(grpo_linear_logprob_backward_saved(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab,
                                              &lo, head.lse.data(), grad_entropy ? head.entropy.data() : nullptr,
                                              head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
@@ -186,9 +255,11 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   dx.assign(d_hidden.size(), 0.0f);
   for (int64_t i = 0; i < n; ++i) std::copy_n(head_d_hidden.data() + i * H, H, d_hidden.data() + head.rows[i] * H);
   rmsnorm_backward(ts.final_x.data(), m.p.final_norm, ts.final_rms.data(), d_hidden.data(), T, H, dx.data(), m.g.final_norm);
-  for (int64_t l = c.layers - 1; l >= 0; --l)
-    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], ts.scratch, dx);
-  embed_backward(m, ts.tokens.data(), T, dx.data());
+  for (int64_t l = c.layers - 1; l >= 0; --l) {
+    LayerAdapters adapters;
+    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], ts.scratch, dx, adapters_of(m, l, true, adapters));
+  }
+  if (m.g.embed) embed_backward(m, ts.tokens.data(), T, dx.data());
   ts.ready = false;  // the activation buffers stay allocated for the next training step
 }
 

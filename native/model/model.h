@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "config.h"
 #include "grpo/model.h"
 #include "layer.h"
+#include "lora.h"
 #include "pack.h"
 #include "packed_weights.h"
 #include "params.h"
@@ -34,6 +36,7 @@ struct TrainState {
   LayerGrads scratch;                     // backward's buffers, kept from step to step (no page faults)
   std::vector<float> d_hidden, dx;        // [T, H] each
   grpo_score_options options{};
+  uint64_t lora_key = 0;                  // the dropout masks of the forward's adapters
 };
 
 // Buffers of inference forwards, kept between the steps of one generation (no re-allocation, no page faults).
@@ -48,13 +51,19 @@ struct Model {
   RopeTable rope;
   std::vector<float> params, grads, adam_m, adam_v;  // each [layout.total] (grads, moments allocated on first use)
   int64_t step = 0;
-  ModelTensors p, g;
+  std::vector<uint16_t> base16;  // the slots with offset16 >= 0: a frozen LoRA base's dense matrices in bfloat16
+  ModelTensors p{}, g{};  // g: null pointers (frozen) under LoRA
+  std::unique_ptr<Lora> lora;  // adapters (then they alone train), or null
   TrainState train;
   Workspace work;
 
   explicit Model(const Config& c);  // parameters zero
-  Model(const Model& other);  // parameters only
-  void ensure_grads();
+  Model(const Model& other);  // parameters (and adapters) only
+  void ensure_grads();  // the base's gradient buffers, or under LoRA null pointers for every base tensor
+  void bind_params();   // p from layout, params and base16
+  // Moves the dense matrices (q/k/v/o/gate/up/down of every layer) out of params into base16, rounded to bfloat16
+  // (lossless for a checkpoint stored in bfloat16): a frozen LoRA base in half the memory.
+  void keep_dense_in_bf16();
   void release_work() { work = Workspace{}; }
 };
 

@@ -8,6 +8,7 @@
 #include "linear.h"
 #include "model.h"
 #include "model_api_checks.h"
+#include "runtime/bf16.h"
 #include "runtime/error.h"
 
 struct grpo_model {
@@ -18,9 +19,26 @@ namespace {
 
 using grpo::model::need;
 
-const grpo::model::TensorSlot& slot_of(const grpo_model* model, const char* name, int64_t numel) {
+// Where the named tensor lives: a base parameter in float32 (or in bfloat16, a frozen base), or an adapter's A or B.
+struct TensorData {
+  float* f32;
+  uint16_t* bf16;
+};
+
+TensorData tensor_data(grpo_model* model, const char* name, int64_t numel) {
   need(model, "model");
-  return grpo::model::slot_of(model->impl.layout, name, numel);
+  need(name, "name");
+  auto& m = model->impl;
+  if (m.lora && m.lora->layout.find(name)) return {m.lora->params.data() + grpo::model::slot_of(m.lora->layout, name, numel).offset, nullptr};
+  const auto& slot = grpo::model::slot_of(m.layout, name, numel);
+  if (slot.offset16 >= 0) return {nullptr, m.base16.data() + slot.offset16};
+  return {m.params.data() + slot.offset, nullptr};
+}
+
+grpo::model::Lora& lora_of(grpo_model* model) {
+  need(model, "model");
+  if (!model->impl.lora) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the model has no LoRA adapters (grpo_model_lora_attach)");
+  return *model->impl.lora;
 }
 
 }  // namespace
@@ -40,6 +58,8 @@ grpo_status grpo_model_create(const grpo_model_config* config, grpo_model** out)
 grpo_status grpo_model_init(grpo_model* model, uint64_t seed) {
   return grpo::guarded([&] {
     need(model, "model");
+    if (!model->impl.base16.empty())
+      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the frozen base keeps its matrices in bfloat16 (base_bf16): set its tensors instead");
     grpo::model::init_parameters(model->impl.layout, seed, model->impl.params.data());
   });
 }
@@ -54,7 +74,9 @@ grpo_status grpo_model_clone(const grpo_model* model, grpo_model** out) {
 
 void grpo_model_destroy(grpo_model* model) { delete model; }
 
-int64_t grpo_model_num_parameters(const grpo_model* model) { return model ? model->impl.layout.total : 0; }
+int64_t grpo_model_num_parameters(const grpo_model* model) {
+  return model ? model->impl.layout.total + static_cast<int64_t>(model->impl.base16.size()) : 0;
+}
 
 int64_t grpo_model_num_tensors(const grpo_model* model) {
   return model ? static_cast<int64_t>(model->impl.layout.slots.size()) : 0;
@@ -69,17 +91,19 @@ grpo_status grpo_model_tensor_info(const grpo_model* model, int64_t index, const
 
 grpo_status grpo_model_get_tensor(const grpo_model* model, const char* name, float* out, int64_t numel) {
   return grpo::guarded([&] {
-    const auto& slot = slot_of(model, name, numel);
+    const TensorData data = tensor_data(const_cast<grpo_model*>(model), name, numel);
     need(out, "out");
-    std::memcpy(out, model->impl.params.data() + slot.offset, sizeof(float) * numel);
+    if (data.f32) std::memcpy(out, data.f32, sizeof(float) * numel);
+    else for (int64_t i = 0; i < numel; ++i) out[i] = grpo::bf16::widen(data.bf16[i]);
   });
 }
 
 grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const float* values, int64_t numel) {
   return grpo::guarded([&] {
-    const auto& slot = slot_of(model, name, numel);
+    const TensorData data = tensor_data(model, name, numel);
     grpo::model::check_tensor_values(name, values, numel);
-    std::memcpy(model->impl.params.data() + slot.offset, values, sizeof(float) * numel);
+    if (data.f32) std::memcpy(data.f32, values, sizeof(float) * numel);
+    else for (int64_t i = 0; i < numel; ++i) data.bf16[i] = grpo::bf16::round(values[i]);
   });
 }
 
@@ -128,8 +152,10 @@ grpo_status grpo_model_backward(grpo_model* model, const float* grad_logp, const
 grpo_status grpo_model_zero_grad(grpo_model* model) {
   return grpo::guarded([&] {
     need(model, "model");
-    model->impl.ensure_grads();
-    std::fill(model->impl.grads.begin(), model->impl.grads.end(), 0.0f);
+    auto& m = model->impl;
+    m.ensure_grads();
+    auto& grads = m.lora ? m.lora->grads : m.grads;
+    std::fill(grads.begin(), grads.end(), 0.0f);
   });
 }
 
@@ -161,6 +187,54 @@ grpo_status grpo_model_set_optimizer(grpo_model* model, const float* m, const fl
     impl.adam_m.assign(m, m + impl.params.size());
     impl.adam_v.assign(v, v + impl.params.size());
     impl.step = step;
+  });
+}
+
+grpo_status grpo_model_lora_attach(grpo_model* model, const grpo_lora_config* config) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    need(config, "config");
+    auto& m = model->impl;
+    if (m.lora) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the model already has LoRA adapters");
+    m.lora = std::make_unique<grpo::model::Lora>(grpo::model::make_lora(m.config, *config));
+    if (config->base_bf16) m.keep_dense_in_bf16();
+    // the base is frozen from now on: its gradients and moments go
+    for (auto* buffer : {&m.grads, &m.adam_m, &m.adam_v}) std::vector<float>().swap(*buffer);
+    m.g = {};
+    m.step = 0;
+    m.train.ready = false;
+  });
+}
+
+grpo_status grpo_model_lora_set_enabled(grpo_model* model, int32_t enabled) {
+  return grpo::guarded([&] {
+    lora_of(model).enabled = enabled != 0;
+    model->impl.train.ready = false;  // a backward must see the adapters of its own forward
+  });
+}
+
+int64_t grpo_model_lora_num_parameters(const grpo_model* model) {
+  return model && model->impl.lora ? model->impl.lora->layout.total : 0;
+}
+
+grpo_status grpo_model_lora_get_optimizer(const grpo_model* model, float* m, float* v, int64_t* step) {
+  return grpo::guarded([&] {
+    const auto& l = lora_of(const_cast<grpo_model*>(model));
+    const size_t n = l.params.size();
+    if (m) l.adam_m.empty() ? std::fill(m, m + n, 0.0f) : void(std::copy(l.adam_m.begin(), l.adam_m.end(), m));
+    if (v) l.adam_v.empty() ? std::fill(v, v + n, 0.0f) : void(std::copy(l.adam_v.begin(), l.adam_v.end(), v));
+    if (step) *step = model->impl.step;
+  });
+}
+
+grpo_status grpo_model_lora_set_optimizer(grpo_model* model, const float* m, const float* v, int64_t step) {
+  return grpo::guarded([&] {
+    auto& l = lora_of(model);
+    grpo::model::check_set_optimizer(m, v, step);
+    l.adam_m.assign(m, m + l.params.size());
+    l.adam_v.assign(v, v + l.params.size());
+    l.forwards = 0;
+    model->impl.step = step;
   });
 }
 

@@ -1,11 +1,16 @@
 #include "packed_weights.h"
 
+#include "linear.h"
+
 namespace grpo::model {
 
 namespace {
 
-// W [out, in] as the B operand of x · Wᵀ
-PackedB pack(const float* W, int64_t out, int64_t in) { return pack_b(true, out, in, W, in); }
+// W [out, in] as the B operand of x · Wᵀ (a bfloat16 W widened first)
+PackedB pack(const Weight& W, int64_t out, int64_t in) {
+  std::vector<float> scratch;
+  return pack_b(true, out, in, widened(W, out * in, scratch), in);
+}
 
 }  // namespace
 
@@ -13,9 +18,11 @@ ModelPacks pack_weights(const Config& c, const ModelTensors& p) {
   ModelPacks packs;
   if (c.bf16_matmuls) return packs;
   const int64_t H = c.hidden, I = c.intermediate, q = c.q_dim(), kv = c.kv_dim();
-  for (const LayerTensors& w : p.layers)
-    packs.layers.push_back({pack(w.wq, q, H), pack(w.wk, kv, H), pack(w.wv, kv, H), pack(w.wo, H, q), pack(w.w_gate, I, H),
-                            pack(w.w_up, I, H), pack(w.w_down, H, I)});
+  for (const LayerTensors& w : p.layers) {
+    const auto d = [&](LoraModule m) { return dense_weight(w, m); };
+    packs.layers.push_back({pack(d(kLoraQ), q, H), pack(d(kLoraK), kv, H), pack(d(kLoraV), kv, H), pack(d(kLoraO), H, q),
+                            pack(d(kLoraGate), I, H), pack(d(kLoraUp), I, H), pack(d(kLoraDown), H, I)});
+  }
   packs.lm_head = pack(p.lm_head, c.vocab, H);
   return packs;
 }

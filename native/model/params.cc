@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "counter_rng.h"
 #include "runtime/thread_pool.h"
 
 namespace grpo::model {
@@ -15,19 +16,12 @@ void add(Layout& l, const std::string& name, int64_t rows, int64_t cols, bool ma
 
 float* at(const Layout& l, float* base, const std::string& name) {
   const TensorSlot* s = l.find(name);
-  return s ? base + s->offset : nullptr;
-}
-
-uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
+  return s && s->offset16 < 0 ? base + s->offset : nullptr;
 }
 
 // Standard normal number `index` of stream `stream` (Box–Muller on two hashed uniforms).
 float normal_at(uint64_t seed, uint64_t stream, uint64_t index) {
-  const uint64_t h = splitmix(seed ^ splitmix(stream * 0x100000001B3ull + index));
+  const uint64_t h = hash_at(seed, stream, index);
   const double u1 = (static_cast<double>(h >> 40) + 1.0) / 16777217.0, u2 = static_cast<double>(h & 0xFFFFFF) / 16777216.0;
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }

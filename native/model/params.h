@@ -16,6 +16,7 @@ struct TensorSlot {
   int64_t offset;
   bool matrix;         // weight matrices and embeddings: initialised N(0, 0.02²), decayed by AdamW
   bool norm;           // RMSNorm weights: initialised to 1
+  int64_t offset16 = -1;  // >= 0: kept in bfloat16 at this offset of Model::base16 (a frozen LoRA base), not in params
   int64_t size() const { return rows * cols; }
 };
 
@@ -27,10 +28,14 @@ struct Layout {
 
 Layout make_layout(const Config& c);
 
-// Pointers of one decoder layer inside a buffer with the layout above (biases null without qkv_bias).
+// Pointers of one decoder layer inside a buffer with the layout above (biases null without qkv_bias; tensors kept
+// in bfloat16 null too).
 struct LayerTensors {
   float *attn_norm, *wq, *bq, *wk, *bk, *wv, *bv, *wo, *mlp_norm, *w_gate, *w_up, *w_down;
   float *q_norm, *k_norm;  // [head_dim] each, null without qk_norm
+  // The dense matrices kept in bfloat16 instead (their float pointers above then null), in the order q, k, v, o,
+  // gate, up, down (lora.h's LoraModule); null when they are float32.
+  const uint16_t* dense16[7] = {};
 };
 
 struct ModelTensors {

@@ -61,7 +61,7 @@ void rmsnorm_forward(const float* x, const float* w, int64_t T, int64_t H, float
 void rmsnorm_backward(const float* x, const float* w, const float* inv_rms, const float* dy, int64_t T, int64_t H,
                       float* dx, float* dw) {
   parallel_for(T, 16, [&](int64_t begin, int64_t end) { backward_rows(x, w, inv_rms, dy, begin, end, H, dx); });
-  parallel_for(H, 64, [&](int64_t begin, int64_t end) { weight_grad_columns(x, inv_rms, dy, T, H, begin, end, dw); });
+  if (dw) parallel_for(H, 64, [&](int64_t begin, int64_t end) { weight_grad_columns(x, inv_rms, dy, T, H, begin, end, dw); });
 }
 
 }  // namespace grpo::model

@@ -1,12 +1,13 @@
 // The built-in decoder: finite-difference gradients of every tensor (so every layer: embedding,
 // RMSNorm, rotary attention with GQA (plain and YaRN-scaled), biases and per-head q/k norms, SwiGLU, final norm, LM head) on
-// tiny configs, bitwise determinism across thread counts, and AdamW against its formula.
+// tiny configs, bitwise determinism across thread counts, AdamW against its formula, and the LoRA C ABI's checks.
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "check.h"
 #include "grpo/model.h"
+#include "runtime/bf16.h"
 
 namespace {
 
@@ -191,6 +192,44 @@ void bad_input_is_rejected() {
   grpo_model_destroy(m);
 }
 
+// LoRA through the C ABI: settings checked, one attach per model, calls that need adapters refused without them, the
+// adapter count, and B = 0 at attach leaves the log-probs bit for bit (the gradients are test/lora-policy.test.ts's).
+void lora_is_checked() {
+  Batch b;
+  grpo_model* m = randomised(tiny(false, true));
+  const double before = loss(m, b, false);
+  for (grpo_lora_config bad : {grpo_lora_config{0, 2.0f, 0.0f, GRPO_LORA_Q, 1}, grpo_lora_config{5, 2.0f, 0.0f, GRPO_LORA_Q, 1},
+                               grpo_lora_config{2, 0.0f, 0.0f, GRPO_LORA_Q, 1}, grpo_lora_config{2, 2.0f, 1.0f, GRPO_LORA_Q, 1},
+                               grpo_lora_config{2, 2.0f, 0.0f, 0, 1}, grpo_lora_config{2, 2.0f, 0.0f, 128, 1}})
+    CHECK(grpo_model_lora_attach(m, &bad) == GRPO_ERR_VALUE_RANGE);
+  CHECK(grpo_model_lora_set_enabled(m, 0) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(grpo_model_lora_num_parameters(m) == 0);
+  const grpo_lora_config good{2, 2.0f, 0.1f, GRPO_LORA_Q | GRPO_LORA_DOWN, 1};
+  CHECK(grpo_model_lora_attach(m, &good) == GRPO_OK);
+  CHECK(grpo_model_lora_attach(m, &good) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(grpo_model_lora_num_parameters(m) == 2 * ((2 * 8 + 8 * 2) + (2 * 12 + 8 * 2)));  // q: A [2, 8], B [8, 2]; down: A [2, 12], B [8, 2]
+  CHECK(loss(m, b, false) == before);
+  std::vector<float> a(16);
+  CHECK(grpo_model_get_tensor(m, "model.layers.1.self_attn.q_proj.lora_A.weight", a.data(), 16) == GRPO_OK);
+  for (float x : a) CHECK(std::fabs(x) <= 1.0f / std::sqrt(8.0f) && x != 0.0f);  // kaiming-uniform a = √5: U(−1/√in, 1/√in)
+  CHECK(grpo_model_get_tensor(m, "model.layers.1.self_attn.k_proj.lora_A.weight", a.data(), 16) == GRPO_ERR_INVALID_ARGUMENT);
+  grpo_model_destroy(m);
+  // a base kept in bfloat16: the same parameter count and tensors (rounded), and no re-initialisation
+  m = randomised(tiny(false, true));
+  const int64_t P = grpo_model_num_parameters(m);
+  const grpo_lora_config half{2, 2.0f, 0.0f, GRPO_LORA_V, 1, 1};
+  CHECK(grpo_model_lora_attach(m, &half) == GRPO_OK);
+  CHECK(grpo_model_num_parameters(m) == P);
+  std::vector<float> w(8 * 8), rounded(8 * 8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 1.0f + static_cast<float>(i) / 3.0f;
+  CHECK(grpo_model_set_tensor(m, "model.layers.0.mlp.down_proj.weight", w.data(), 64) == GRPO_ERR_SHAPE);  // [8, 12]
+  CHECK(grpo_model_set_tensor(m, "model.layers.0.self_attn.q_proj.weight", w.data(), 64) == GRPO_OK);
+  CHECK(grpo_model_get_tensor(m, "model.layers.0.self_attn.q_proj.weight", rounded.data(), 64) == GRPO_OK);
+  for (size_t i = 0; i < w.size(); ++i) CHECK(rounded[i] == grpo::bf16::round_float(w[i]));
+  CHECK(grpo_model_init(m, 3) == GRPO_ERR_INVALID_ARGUMENT);
+  grpo_model_destroy(m);
+}
+
 }  // namespace
 
 int main() {
@@ -202,5 +241,6 @@ int main() {
   adamw_matches_formula();
   same_bits_for_any_thread_count();
   bad_input_is_rejected();
+  lora_is_checked();
   return grpo::test::report("test_model");
 }

@@ -19,7 +19,9 @@ export const trainCommand: Command = {
   description: 'Runs GRPO steps with validation, best-checkpoint selection and early stopping, then evaluates the selected checkpoint\n' +
     'on the test split and writes a report. Ctrl-C (or SIGTERM) finishes the current step, saves a checkpoint and exits with status\n' +
     '130 (143); --resume continues exactly, or writes the test evaluation and report a stopped run had left. On resume only these\n' +
-    `options may change: ${RESUMABLE_OPTIONS.join(', ')}; any other is refused (it would change what the remaining steps compute).`,
+    `options may change: ${RESUMABLE_OPTIONS.join(', ')}; any other is refused (it would change what the remaining steps compute).\n` +
+    'LoRA: --lora.rank 16 --lora.targetModules q_proj,v_proj (and --lora.alpha, --lora.dropout, --lora.rslora) trains adapters on\n' +
+    'the frozen --policy; checkpoints are then adapters in PEFT\'s format (grpo merge <checkpoint>/policy --out <folder>).',
   flags: [
     { name: 'recipe', help: 'rank-grpo | remark | remark-mean | ccr | grpo (default remark)' },
     { name: 'policy', help: 'starting checkpoint folder (e.g. runs/sft/policy)' },
@@ -44,7 +46,7 @@ export const trainCommand: Command = {
       return;
     }
     const config = resolveConfig(await readConfigFile(args.flags.get('config')), overrides);
-    const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'), config.device);
+    const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'), config.device, config.lora);
     const result = await trainWithProgress(reporter, `train ${config.recipe}`, { config, policy, runDir: required(args, 'out', 'run directory') });
     if (result.test) reporter.line(JSON.stringify({ test: result.test }, null, 2));
     if (result.test) reporter.line(`Run directory: ${result.runDir} (metrics.jsonl, validation.jsonl, test.json, report/report.md)`);

@@ -93,6 +93,39 @@ grpo_status grpo_model_adamw_step(grpo_model* model, const grpo_adamw_options* o
 grpo_status grpo_model_get_optimizer(const grpo_model* model, float* m, float* v, int64_t* step);
 grpo_status grpo_model_set_optimizer(grpo_model* model, const float* m, const float* v, int64_t step);
 
+/* LoRA adapters (ABI 1.2; the CPU model only). Target modules of every decoder layer, as bits of `targets`. */
+typedef enum grpo_lora_module {
+  GRPO_LORA_Q = 1, GRPO_LORA_K = 2, GRPO_LORA_V = 4, GRPO_LORA_O = 8, GRPO_LORA_GATE = 16, GRPO_LORA_UP = 32, GRPO_LORA_DOWN = 64
+} grpo_lora_module;
+
+typedef struct grpo_lora_config {
+  int64_t rank;     /* r >= 1 */
+  float scale;      /* the factor on B·A: lora_alpha / r (or lora_alpha / sqrt(r) for rsLoRA), > 0 */
+  float dropout;    /* probability in [0, 1) of zeroing an adapter input element in a training score */
+  uint32_t targets; /* grpo_lora_module bits, at least one */
+  uint64_t seed;    /* keys A's initialisation and the dropout masks */
+  int32_t base_bf16; /* boolean: keep the frozen base's decoder-layer matrices (q/k/v/o/gate/up/down) in bfloat16, rounded
+                      * to nearest even (lossless for a checkpoint stored in bfloat16) and widened exactly to float32 where
+                      * each product uses them: the same results in half their memory. grpo_model_init is then refused. */
+} grpo_lora_config;
+
+/* Adds adapters: every target module's y = x·W^T + b becomes y + scale · dropout(x)·A^T·B^T, with A [r, in] drawn
+ * from PEFT's kaiming-uniform (a = sqrt(5): U(-1/sqrt(in), 1/sqrt(in))) keyed by seed and B [out, r] zero. From then on
+ * the base (and the LM head and embeddings) is frozen: backward computes gradients of A and B only, the base gets
+ * no gradient buffers, and grpo_model_adamw_step updates the adapters. Their tensors are read and written by
+ * grpo_model_get_tensor / set_tensor under PEFT's names without its prefix:
+ * "model.layers.{i}.self_attn.q_proj.lora_A.weight" [r, in], "….lora_B.weight" [out, r] ("mlp." for gate/up/down).
+ * Once per model (GRPO_ERR_INVALID_ARGUMENT the second time). Dropout masks are keyed by (seed, optimizer step,
+ * training scores since that step), so a run resumed from its optimizer state draws the same masks. */
+grpo_status grpo_model_lora_attach(grpo_model* model, const grpo_lora_config* config);
+/* Switches the adapters off (0) or on: off, every call computes the base exactly (the KL reference). */
+grpo_status grpo_model_lora_set_enabled(grpo_model* model, int32_t enabled);
+/* Number of adapter parameters (0 without adapters). */
+int64_t grpo_model_lora_num_parameters(const grpo_model* model);
+/* The adapters' AdamW moments, m and v [grpo_model_lora_num_parameters] each, and the step count. */
+grpo_status grpo_model_lora_get_optimizer(const grpo_model* model, float* m, float* v, int64_t* step);
+grpo_status grpo_model_lora_set_optimizer(grpo_model* model, const float* m, const float* v, int64_t step);
+
 typedef struct grpo_generate_options {
   int64_t max_new_tokens;
   /* The sampler's per-row parameters (grpo/sampling.h) with rows = nseq. The model sets `step` to the

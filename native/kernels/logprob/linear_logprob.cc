@@ -137,7 +137,7 @@ void backward(Head& head, const float* bias, const int32_t* targets, const Shape
               const Gradients& g, bool accumulate, const SavedStats& saved) {
   if (!accumulate) {
     std::fill(g.hidden, g.hidden + s.rows * s.hidden, 0.0f);
-    std::fill(g.weight, g.weight + s.vocab * s.hidden, 0.0f);
+    if (g.weight) std::fill(g.weight, g.weight + s.vocab * s.hidden, 0.0f);
     if (g.bias) std::fill(g.bias, g.bias + s.vocab, 0.0f);
   }
   std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
@@ -177,7 +177,7 @@ class Float32Head final : public Head {
                     float* grad_weight) override {
     const int64_t H = s_.hidden;
     gemm(false, false, n, H, cols, 1.0f, tile, cols, weight_ + v0 * H, H, 1.0f, grad_hidden + r0 * H, H);
-    gemm(true, false, cols, H, n, 1.0f, tile, cols, hidden_ + r0 * H, H, 1.0f, grad_weight + v0 * H, H);
+    if (grad_weight) gemm(true, false, cols, H, n, 1.0f, tile, cols, hidden_ + r0 * H, H, 1.0f, grad_weight + v0 * H, H);
   }
 
  private:
@@ -186,6 +186,17 @@ class Float32Head final : public Head {
 };
 
 }  // namespace
+
+void backward_frozen_weight(const float* hidden, const float* weight, const int32_t* targets, int64_t rows, int64_t hidden_size,
+                            int64_t vocab, const grpo_linear_logprob_options& o, const SavedStats& saved,
+                            const float* grad_logp, const float* grad_entropy, float* grad_hidden) {
+  linear_logprob_checks::all_finite(grad_logp, rows, "grad_logp");
+  linear_logprob_checks::all_finite(grad_entropy, grad_entropy ? rows : 0, "grad_entropy");
+  if (saved.lse) linear_logprob_checks::saved_stats(targets, rows, o.ignore_index, saved.lse, saved.entropy, grad_entropy);
+  const Shape s = make_shape(rows, hidden_size, vocab, o);
+  Float32Head head(hidden, weight, s);
+  backward(head, nullptr, targets, s, o, {grad_logp, grad_entropy, grad_hidden, nullptr, nullptr}, true, saved);
+}
 
 }  // namespace grpo::linear_logprob
 

@@ -23,7 +23,8 @@ class Head {
   virtual ~Head() = default;
   // tile [n, cols] = hidden[r0 .. r0 + n) · weight[v0 .. v0 + cols)ᵀ
   virtual void logits(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile) = 0;
-  // grad_hidden[r0 ..] += tile · weight[v0 ..];  grad_weight[v0 ..] += tileᵀ · hidden[r0 ..]  (may overwrite tile)
+  // grad_hidden[r0 ..] += tile · weight[v0 ..];  grad_weight[v0 ..] += tileᵀ · hidden[r0 ..] unless grad_weight is
+  // null (a frozen weight)  (may overwrite tile)
   virtual void multiply_out(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile, float* grad_hidden,
                             float* grad_weight) = 0;
 };
@@ -45,6 +46,13 @@ void forward(Head& head, const float* bias, const int32_t* targets, const Shape&
 
 void backward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
               const Gradients& g, bool accumulate, const SavedStats& saved);
+
+// The float32 backward with a frozen weight (the built-in model's LM head under LoRA): grad_hidden [rows, hidden] is
+// added to and no weight gradient is computed (one matrix product per tile fewer). `saved` as in backward (lse null:
+// the statistics pass runs). grad_logp and grad_entropy are checked finite; the other arguments are the caller's own.
+void backward_frozen_weight(const float* hidden, const float* weight, const int32_t* targets, int64_t rows, int64_t hidden_size,
+                            int64_t vocab, const grpo_linear_logprob_options& o, const SavedStats& saved,
+                            const float* grad_logp, const float* grad_entropy, float* grad_hidden);
 
 // The C ABI entry points for one storage type T of hidden and weight: the shared argument checks, then the driver
 // over a HeadT(hidden, weight, shape).

@@ -1,0 +1,76 @@
+// Bindings of the built-in model's LoRA adapters (grpo/model.h, ABI 1.2): the CPU addon only. Calls on a model handle
+// follow model_addon.cc's rules (refused while an async call on it is in flight).
+#include "grpo/model.h"
+#include "model_handle.h"
+#include "napi_util.h"
+#include "registry.h"
+
+namespace grpo::addon {
+
+namespace {
+
+void read_lora(Fields& f, grpo_lora_config& c) {
+  c.rank = f.integer("rank");
+  c.scale = f.f32("scale");
+  c.dropout = f.f32("dropout");
+  c.targets = static_cast<uint32_t>(f.integer("targets"));
+  c.seed = static_cast<uint64_t>(f.integer("seed"));
+  c.base_bf16 = f.boolean("baseBf16");
+}
+
+// (model, { rank, scale, dropout, targets, seed, baseBf16 })
+Napi::Value attach(const Napi::CallbackInfo& info) {
+  const auto c = read_struct<grpo_lora_config>(info[1], "lora", read_lora);
+  check(info.Env(), grpo_model_lora_attach(model_arg(info).get(), &c));
+  return info.Env().Undefined();
+}
+
+// (model, enabled)
+Napi::Value set_enabled(const Napi::CallbackInfo& info) {
+  check(info.Env(), grpo_model_lora_set_enabled(model_arg(info).get(), bool_arg(info, 1, "enabled") ? 1 : 0));
+  return info.Env().Undefined();
+}
+
+Napi::Value parameter_count(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(grpo_model_lora_num_parameters(handle_arg(info)->model.get())));
+}
+
+struct Moments {
+  Model model;
+  View<float> m, v;  // [lora parameters] each
+};
+
+// (model, m, v, ...)
+Moments moments_args(const Napi::CallbackInfo& info) {
+  Moments a{model_arg(info), view_arg<float>(info, 1, "m"), view_arg<float>(info, 2, "v")};
+  expect_length(info.Env(), a.m, grpo_model_lora_num_parameters(a.model.get()), "m");
+  expect_length(info.Env(), a.v, grpo_model_lora_num_parameters(a.model.get()), "v");
+  return a;
+}
+
+// (model, m, v) → step
+Napi::Value get_optimizer(const Napi::CallbackInfo& info) {
+  const Moments a = moments_args(info);
+  int64_t step = 0;
+  check(info.Env(), grpo_model_lora_get_optimizer(a.model.get(), a.m.data, a.v.data, &step));
+  return Napi::Number::New(info.Env(), static_cast<double>(step));
+}
+
+// (model, m, v, step)
+Napi::Value set_optimizer(const Napi::CallbackInfo& info) {
+  const Moments a = moments_args(info);
+  check(info.Env(), grpo_model_lora_set_optimizer(a.model.get(), a.m.data, a.v.data, int_arg(info, 3, "step")));
+  return info.Env().Undefined();
+}
+
+}  // namespace
+
+void register_lora(Napi::Env env, Napi::Object exports) {
+  exports.Set("modelLoraAttach", Napi::Function::New(env, attach));
+  exports.Set("modelLoraSetEnabled", Napi::Function::New(env, set_enabled));
+  exports.Set("modelLoraParameterCount", Napi::Function::New(env, parameter_count));
+  exports.Set("modelLoraGetOptimizer", Napi::Function::New(env, get_optimizer));
+  exports.Set("modelLoraSetOptimizer", Napi::Function::New(env, set_optimizer));
+}
+
+}  // namespace grpo::addon
