@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { capture } from './helpers/capture.js';
 import { main } from '../lib/cli/main.js';
 import { convertFile, type SourceFormat } from '../lib/data/convert-file.js';
 import type { DataFault } from '../lib/data/jsonl.js';
@@ -127,13 +128,6 @@ describe('the bad-line report', () => {
   });
 });
 
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((s) => (err.push(String(s)), true));
-  return { out: () => out.join(''), err: () => err.join('') };
-}
 
 describe('grpo data validate | convert', () => {
   afterEach(() => vi.restoreAllMocks());

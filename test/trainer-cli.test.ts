@@ -4,16 +4,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { capture } from './helpers/capture.js';
 import { COMMANDS, main } from '../lib/cli/main.js';
 import { resolveConfig } from '../lib/trainer/recipes.js';
 
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((s) => (err.push(String(s)), true));
-  return { out: () => out.join(''), err: () => err.join('') };
-}
 
 afterEach(() => vi.restoreAllMocks());
 
