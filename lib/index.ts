@@ -120,6 +120,7 @@ export { policyLossReference, klReference, type LossReferenceInput } from './ref
 export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference } from './reference/advantage.js';
 export * from './policy/index.js';
 export * from './export/index.js';
+export * from './rollout/index.js';
 export { loadCuda, DEVICES, type Device, type ResolvedDevice, type CudaLoad, type CudaProbe, type CudaBinding } from './binding/index.js';
 export type { SampleCallOptions } from './kernels/sampling.js';
 export * from './trainer/index.js';

@@ -1,0 +1,171 @@
+// Rollouts from inference servers over the OpenAI-compatible /v1/completions API (completions.ts). One request per
+// prompt asks for its n candidates; each endpoint runs at most maxInFlight requests at a time, pulling the next
+// prompt from one shared queue (a faster server takes more). A timeout, a connection error or a 5xx (or 429) answer
+// is retried on the same endpoint after backoffMs, doubled each time; after `retries` retries the call rejects with
+// GRPO_REMOTE_UNAVAILABLE naming the endpoint and its last failure, and the requests still in flight are aborted.
+// Every rollout is keyed by (step, prompt, candidate): a request's candidates land in their slots only once the
+// whole answer has been checked, a slot is never written twice, and the call resolves only when every slot is full,
+// so none is lost or duplicated. With a seed, each request's seed depends on (step, prompt) alone, so a retried
+// request samples the same candidates on a server that honours per-request seeds (vLLM does).
+import { GrpoError } from '../errors.js';
+import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
+import { completionBody, parseCompletion, type RemoteChoice } from './completions.js';
+import { REMOTE_OPTIONS, REMOTE_SAMPLING_OPTIONS, type RemoteOptions, type RemoteSampling, type RemoteSamplingOptions, type RemoteSettings } from './options.js';
+
+/** Which rollout this is. */
+export interface RolloutKey {
+  step: number;
+  prompt: number;
+  candidate: number;
+}
+
+export interface RemoteRollout extends RolloutKey, RemoteChoice {
+  /** The server that produced it. */
+  endpoint: string;
+}
+
+/** Per endpoint, since the backend was made. */
+export interface EndpointStats {
+  endpoint: string;
+  requests: number;
+  retries: number;
+  /** The most requests it had in flight at once. */
+  peakInFlight: number;
+}
+
+/** A failure worth retrying (timeout, connection, 5xx / 429), with what to say if it persists. */
+class Retryable extends Error {}
+
+const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((done, fail) => {
+  const stop = () => {
+    clearTimeout(timer);
+    fail(signal.reason);
+  };
+  const timer = setTimeout(() => {
+    signal.removeEventListener('abort', stop);
+    done();
+  }, ms);
+  signal.addEventListener('abort', stop, { once: true });
+});
+
+/** A 31-bit seed from the call's seed and (step, prompt): the same request always gets the same one. */
+export function requestSeed(seed: number, step: number, prompt: number): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(step + 1, 0xc2b2ae35) ^ Math.imul(prompt + 1, 0x27d4eb2f);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  h ^= h >>> 12;
+  return h & 0x7fffffff;
+}
+
+export class RemoteRollouts {
+  private readonly settings: RemoteSettings;
+  private readonly stats = new Map<string, EndpointStats>();
+  private readonly inFlight = new Map<string, number>();
+
+  constructor(options: RemoteOptions) {
+    this.settings = checkOptions(REMOTE_OPTIONS, kernelNaming('RemoteRollouts'), options, defaultsOf(REMOTE_OPTIONS));
+    for (const endpoint of this.settings.endpoints) this.stats.set(endpoint, { endpoint, requests: 0, retries: 0, peakInFlight: 0 });
+  }
+
+  /** Requests, retries and peak concurrency per endpoint. */
+  endpointStats(): EndpointStats[] {
+    return [...this.stats.values()].map((s) => ({ ...s }));
+  }
+
+  /** The n candidates of every prompt for optimizer step `step`, prompt-major (prompt p's candidate c at p·n + c). */
+  async generate(step: number, prompts: readonly ArrayLike<number>[], options: RemoteSamplingOptions = {}): Promise<RemoteRollout[]> {
+    const sampling = checkOptions(REMOTE_SAMPLING_OPTIONS, kernelNaming('RemoteRollouts.generate'), options, defaultsOf(REMOTE_SAMPLING_OPTIONS));
+    if (!Number.isSafeInteger(step) || step < 0) throw new GrpoError('GRPO_INVALID_ARGUMENT', `RemoteRollouts.generate step: expected an integer >= 0 but received ${String(step)}`);
+    prompts.forEach((p, i) => {
+      if (!p || typeof p.length !== 'number' || p.length === 0 || !Array.from(p).every((t) => Number.isInteger(t) && t >= 0)) {
+        throw new GrpoError('GRPO_INVALID_ARGUMENT', `RemoteRollouts.generate prompts[${i}]: expected a non-empty list of token ids`);
+      }
+    });
+    const slots: (RemoteRollout | undefined)[] = new Array(prompts.length * sampling.n);
+    const abort = new AbortController();
+    let next = 0;
+    const worker = async (endpoint: string) => {
+      while (next < prompts.length && !abort.signal.aborted) {
+        const prompt = next++;
+        const choices = await this.request(endpoint, step, prompt, prompts[prompt], sampling, abort.signal);
+        choices.forEach((choice, candidate) => {
+          const at = prompt * sampling.n + candidate;
+          if (slots[at]) throw new GrpoError('GRPO_INTERNAL', `rollout (${step}, ${prompt}, ${candidate}) arrived twice`);
+          slots[at] = { step, prompt, candidate, endpoint, ...choice };
+        });
+      }
+    };
+    const workers = this.settings.endpoints.flatMap((e) => Array.from({ length: this.settings.maxInFlight }, () => worker(e)));
+    try {
+      await Promise.all(workers.map((w) => w.catch((error: unknown) => {
+        abort.abort(error);
+        throw error;
+      })));
+    } catch (error) {
+      await Promise.allSettled(workers);
+      throw error;
+    }
+    const missing = slots.findIndex((s) => s === undefined);
+    if (missing >= 0 || slots.length !== prompts.length * sampling.n) {
+      throw new GrpoError('GRPO_INTERNAL', `rollout (${step}, ${Math.floor(missing / sampling.n)}, ${missing % sampling.n}) never arrived`);
+    }
+    return slots as RemoteRollout[];
+  }
+
+  /** One prompt's candidates from `endpoint`, retrying timeouts, connection errors and 5xx / 429 answers. */
+  private async request(endpoint: string, step: number, prompt: number, ids: ArrayLike<number>, s: RemoteSampling, signal: AbortSignal): Promise<RemoteChoice[]> {
+    const { retries, backoffMs, model } = this.settings;
+    const body = JSON.stringify(completionBody(ids, s, model, s.seed === null ? null : requestSeed(s.seed, step, prompt)));
+    const stats = this.stats.get(endpoint)!;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.once(endpoint, body, s.n, signal, stats);
+      } catch (error) {
+        if (!(error instanceof Retryable) || signal.aborted) throw signal.aborted && !(error instanceof GrpoError) ? signal.reason : error;
+        if (attempt >= retries) {
+          throw new GrpoError('GRPO_REMOTE_UNAVAILABLE',
+            `${endpoint} stayed down for rollout (step ${step}, prompt ${prompt}): ${error.message} on ${attempt + 1} attempt${attempt ? 's' : ''} (retries: ${retries})`);
+        }
+        stats.retries++;
+        await sleep(backoffMs * 2 ** attempt, signal);
+      }
+    }
+  }
+
+  /** One HTTP exchange: Retryable for what a retry may cure, GrpoError for what it cannot. */
+  private async once(endpoint: string, body: string, n: number, signal: AbortSignal, stats: EndpointStats): Promise<RemoteChoice[]> {
+    const { timeoutMs } = this.settings;
+    const count = (this.inFlight.get(endpoint) ?? 0) + 1;
+    this.inFlight.set(endpoint, count);
+    stats.peakInFlight = Math.max(stats.peakInFlight, count);
+    stats.requests++;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetch(`${endpoint}/v1/completions`, {
+          method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.any([signal, timeout]),
+        });
+        text = await response.text();
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        const cause = (error as { cause?: { code?: string } }).cause?.code;
+        throw new Retryable(timeout.aborted ? `no answer within ${timeoutMs} ms` : `connection failed (${cause ?? (error as Error).message})`);
+      }
+      if (response.status >= 500 || response.status === 429) throw new Retryable(`HTTP ${response.status} ${text.slice(0, 200)}`);
+      if (!response.ok) {
+        throw new GrpoError('GRPO_INVALID_ARGUMENT', `${endpoint}/v1/completions refused the request: HTTP ${response.status} ${text.slice(0, 300)}`);
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw new GrpoError('GRPO_DATA_FORMAT', `${endpoint}/v1/completions: the answer is not JSON (${text.slice(0, 80)})`);
+      }
+      return parseCompletion(json, n, endpoint);
+    } finally {
+      this.inFlight.set(endpoint, (this.inFlight.get(endpoint) ?? 1) - 1);
+    }
+  }
+}
