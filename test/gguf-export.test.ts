@@ -228,11 +228,16 @@ describe('grpo export', () => {
 });
 
 describe('GGUF errors', () => {
-  it('a model without a tokenizer, a rope scaling not exported, a bad alignment', async () => {
+  it('a model without a tokenizer, linear and unexported rope scaling, base without an adapter, a bad alignment', async () => {
     const c = config('LlamaForCausalLM');
     expect(() => ggufMetadata({ config: c, tensors: [], tokenizer: undefined })).toThrow(/needs the tokenizer/);
     const yarn = { ...c, ropeScaling: { type: 'yarn' as const, factor: 4, originalMaxPositions: 16, betaFast: 32, betaSlow: 1, truncate: true } };
     expect(() => ggufMetadata({ config: yarn, tensors: [], tokenizer: tokenizer() })).toThrow(expect.objectContaining({ code: 'GRPO_UNSUPPORTED' }));
+    const linear = ggufMetadata({ config: { ...c, ropeScaling: { type: 'linear', factor: 2 } }, tensors: [], tokenizer: tokenizer() });
+    expect([linear.get('llama.rope.scaling.type'), linear.get('llama.rope.scaling.factor')]).toEqual([{ type: 'string', value: 'linear' }, { type: 'float32', value: 2 }]);
+    const dir = scratch();
+    await checkpoint('LlamaForCausalLM', join(dir, 'policy'));
+    await expect(exportGguf(join(dir, 'policy'), join(dir, 'x.gguf'), { base: dir })).rejects.toThrow(/base is for an adapter folder/);
     const metadata = new Map<string, GgufValue>([['general.alignment', { type: 'uint32', value: 24 }]]);
     await expect(writeGguf(join(scratch(), 'a.gguf'), { metadata, tensors: [] })).rejects.toThrow(/power of two/);
     await expect(writeGguf(join(scratch(), 'b.gguf'), { metadata: new Map(), tensors: [{ name: 'x', dims: [2, 3], type: 'F32', data: new Float32Array(5) }] }))

@@ -91,7 +91,10 @@ export interface GgufExportResult {
 export async function exportGguf(policyDir: string, path: string, options: GgufExportOptions & { base?: string } = {}): Promise<GgufExportResult> {
   const { base, ...rest } = options;
   const name = rest.name ?? basename(resolve(policyDir));
-  if (!isAdapterFolder(policyDir)) return exportFolder(policyDir, path, { ...rest, name }, false);
+  if (!isAdapterFolder(policyDir)) {
+    if (base !== undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `GGUF export: base is for an adapter folder, and ${policyDir} is a full checkpoint (it has config.json or no adapter_config.json)`);
+    return exportFolder(policyDir, path, { ...rest, name }, false);
+  }
   const baseDir = base ?? adapterBaseFolder(await loadAdapter(policyDir), policyDir);
   const temp = await mkdtemp(join(tmpdir(), 'grpo-gguf-merge-'));
   try {
