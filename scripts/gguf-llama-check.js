@@ -14,70 +14,17 @@
 // Reported but not gated: the same distribution check with node-llama-cpp's default F16 KV cache and a bf16 export.
 // Exits 1 when a gated check fails (tolerances below). Needs `npx tsc -p tsconfig.json` first.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { BuiltinPolicy, exportGguf, trainBpe, Tokenizer } from '../dist/index.js';
+import { exportGguf } from '../dist/index.js';
+import { CONTEXT, dense, engineDecode, EXACT_CONTEXT, jsonArg, loadLlamaCpp, logSoftmax, PROMPTS, testPolicy, testTokenizer } from './llama-engine.js';
 
 /** Gated tolerances (f32 file, F32 KV cache): both engines compute in float32; what differs is summation order. */
 const TOL_DIST = 1e-3;
 const TOL_SAMPLED = 1e-3;
 
 const ARCHITECTURES = ['LlamaForCausalLM', 'MistralForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'];
-const CORPUS = [
-  'Recommend three films like Alien (1979) and Blade Runner (1982).',
-  'Question: what is 17 + 25? Working: 17 + 25 = 42. Answer: 42',
-  'the cat sat on the mat, and the dog sat on the log.',
-  'Lists: 1. The Thing (1982) 2. Arrival (2016) 3. Moon (2009)',
-];
-const PROMPTS = ['Recommend three films like', 'Question: what is 17 + 25? Working:', 'the dog sat on', 'Lists: 1. Arrival (2016) 2.'];
 const NEW_TOKENS = 16;
-const SCALE = Number(process.env.SCALE ?? 16);
-/** One sequence per context, reused (clearHistory) for each prompt; few threads (more oversubscribe a shared machine). */
-const CONTEXT = { contextSize: 256, sequences: 1, threads: Math.min(4, availableParallelism()) };
-
-function args() {
-  const [folder, ...rest] = process.argv.slice(2);
-  if (!folder) {
-    console.error('usage: node scripts/gguf-llama-check.js <folder with node_modules/node-llama-cpp> [--json out.json]');
-    process.exit(2);
-  }
-  const json = rest.indexOf('--json');
-  return { folder, json: json >= 0 ? rest[json + 1] : undefined };
-}
-
-function tokenizer() {
-  const { tokenizer: json, config } = trainBpe(CORPUS, { vocabSize: 360, specialTokens: ['<|endoftext|>'], minFrequency: 1 });
-  return new Tokenizer(json, { ...config, bos_token: '<|endoftext|>' });
-}
-
-/** A policy of `architecture` whose weights are N(0, 0.02²) × SCALE and norms near 1: distributions far from uniform. */
-function policyOf(architecture, tok) {
-  const config = {
-    vocabSize: 384, hiddenSize: 64, intermediateSize: 160, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 16, maxPositions: 256,
-    rmsNormEps: 1e-6, ropeTheta: 10000, tieEmbeddings: architecture !== 'Qwen2ForCausalLM', attentionBias: architecture === 'Qwen2ForCausalLM',
-    ...(architecture === 'Qwen3ForCausalLM' ? { qkNorm: true } : {}), architecture,
-  };
-  const policy = BuiltinPolicy.create(config, { seed: 5, tokenizer: tok });
-  policy.setTensors(policy.getTensors().map((t) => ({ ...t, data: t.name.endsWith('norm.weight') ? t.data.map((_, i) => 1 + 0.2 * Math.sin(i)) : t.data.map((v) => SCALE * v) })));
-  return policy;
-}
-
-function logSoftmax(values) {
-  let max = -Infinity;
-  for (const v of values) max = Math.max(max, v);
-  let sum = 0;
-  for (const v of values) sum += Math.exp(v - max);
-  const log = Math.log(sum) + max;
-  return Float64Array.from(values, (v) => v - log);
-}
-
-/** llama.cpp's raw logits as a dense array (the map it returns covers the vocabulary). */
-function dense(map, vocab) {
-  const out = new Float64Array(vocab).fill(-Infinity);
-  for (const [token, logit] of map) out[token] = logit;
-  return out;
-}
 
 const entropy = (logp) => -logp.reduce((s, l) => s + (Number.isFinite(l) ? Math.exp(l) * l : 0), 0);
 
@@ -99,50 +46,34 @@ async function distributionGap(sequence, policy, prompts) {
   return { gap, meanEntropy: entropySum / positions, positions };
 }
 
-/** Tokens that llama.cpp picks one at a time from `ids` (its sampler with `options`), each with its log-prob under llama.cpp's full distribution. */
-async function engineDecode(sequence, ids, options, vocab) {
-  await sequence.clearHistory();
-  const tokens = [], logp = [];
-  let input = ids.map((t, i) => (i + 1 < ids.length ? t : [t, { generateNext: { token: true, logits: true, options } }]));
-  for (let step = 0; step < NEW_TOKENS; step++) {
-    const out = await sequence.controlledEvaluate(input);
-    const next = out[input.length - 1].next;
-    tokens.push(next.token);
-    logp.push(logSoftmax(dense(next.logits, vocab))[next.token]);
-    input = [[next.token, { generateNext: { token: true, logits: true, options } }]];
-  }
-  return { tokens, logp };
-}
-
 async function checkArchitecture(llamaCpp, architecture, dir) {
-  const tok = tokenizer(), policy = policyOf(architecture, tok);
+  const tok = testTokenizer(), policy = testPolicy(architecture, tok);
   const folder = join(dir, architecture), f32 = join(dir, `${architecture}.gguf`), bf16 = join(dir, `${architecture}.bf16.gguf`);
   await policy.save(folder);
   await exportGguf(folder, f32);
   await exportGguf(folder, bf16, { dtype: 'bf16' });
   const { getLlama } = llamaCpp;
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' });
-  const exact = { ...CONTEXT, flashAttention: false, experimentalKvCacheKeyType: 'F32', experimentalKvCacheValueType: 'F32' };
   const model = await llama.loadModel({ modelPath: f32 });
   const prompts = PROMPTS.map((p) => Array.from(tok.encode(p).ids));
   const tokenizerSame = PROMPTS.every((p, i) => JSON.stringify(Array.from(model.tokenize(p, false))) === JSON.stringify(prompts[i]));
 
-  const context = await model.createContext(exact), sequence = context.getSequence();
+  const context = await model.createContext(EXACT_CONTEXT), sequence = context.getSequence();
   const dist = await distributionGap(sequence, policy, prompts);
   const V = policy.config.vocabSize;
   let greedySame = 0, greedyGap = 0, sampledGap = 0, sampledTokens = 0;
   const truncatedExcess = { sum: 0, max: -Infinity, n: 0 };
   for (let i = 0; i < prompts.length; i++) {
-    const engine = await engineDecode(sequence, prompts[i], { temperature: 0 }, V);
+    const engine = await engineDecode(sequence, prompts[i], { temperature: 0 }, V, NEW_TOKENS);
     const [ours] = await policy.generate([prompts[i]], { temperature: 0, maxNewTokens: NEW_TOKENS, stopTokens: [] });
     if (JSON.stringify(Array.from(ours.tokens)) === JSON.stringify(engine.tokens)) greedySame++;
     for (let t = 0; t < Math.min(ours.logp.length, engine.logp.length); t++) greedyGap = Math.max(greedyGap, Math.abs(ours.logp[t] - engine.logp[t]));
-    const sampled = await engineDecode(sequence, prompts[i], { temperature: 1, topK: 0, topP: 1, minP: 0, seed: 100 + i }, V);
+    const sampled = await engineDecode(sequence, prompts[i], { temperature: 1, topK: 0, topP: 1, minP: 0, seed: 100 + i }, V, NEW_TOKENS);
     const { logp } = await policy.score({ prompts: [prompts[i]], completions: [sampled.tokens] });
     for (let t = 0; t < sampled.tokens.length; t++) sampledGap = Math.max(sampledGap, Math.abs(logp[0][t] - sampled.logp[t]));
     sampledTokens += sampled.tokens.length;
     // node-llama-cpp's default truncation (top-k 40, top-p 0.95): the engine's log-probs renormalised over what is kept
-    const truncated = await engineDecode(sequence, prompts[i], { temperature: 1, seed: 200 + i }, V);
+    const truncated = await engineDecode(sequence, prompts[i], { temperature: 1, seed: 200 + i }, V, NEW_TOKENS);
     const full = await policy.score({ prompts: [prompts[i]], completions: [truncated.tokens] });
     for (let t = 0; t < truncated.tokens.length; t++) {
       const excess = truncated.logp[t] - full.logp[0][t];
@@ -158,7 +89,7 @@ async function checkArchitecture(llamaCpp, architecture, dir) {
   await defaultContext.dispose();
   await model.dispose();
   const bf16Model = await llama.loadModel({ modelPath: bf16 });
-  const bf16Context = await bf16Model.createContext(exact);
+  const bf16Context = await bf16Model.createContext(EXACT_CONTEXT);
   const bf16Dist = await distributionGap(bf16Context.getSequence(), policy, prompts);
   await bf16Context.dispose();
   await bf16Model.dispose();
@@ -173,15 +104,8 @@ async function checkArchitecture(llamaCpp, architecture, dir) {
   };
 }
 
-const { folder, json } = args();
-const entry = join(folder, 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
-let llamaCpp;
-try {
-  llamaCpp = await import(pathToFileURL(entry).href);
-} catch (error) {
-  console.error(`gguf-llama-check: cannot load node-llama-cpp from ${entry}: ${error.message}`);
-  process.exit(2);
-}
+const llamaCpp = await loadLlamaCpp(process.argv[2], 'gguf-llama-check.js');
+const json = jsonArg();
 const dir = mkdtempSync(join(tmpdir(), 'grpo-gguf-check-'));
 const rows = [];
 try {

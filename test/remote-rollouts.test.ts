@@ -88,7 +88,9 @@ describe('remote rollouts', () => {
   it('every (step, prompt, candidate) arrives once through 503s and timeouts, within the in-flight bound of each endpoint', async () => {
     const flaky: Plan = (body, attempt) => (attempt > 1 ? undefined : body.prompt[0] % 3 === 0 ? { status: 503 } : body.prompt[0] % 3 === 1 ? { hang: true } : undefined);
     const a = await fake(flaky), b = await fake(flaky);
-    const remote = new RemoteRollouts({ endpoints: [a.url, b.url], maxInFlight: 2, ...fast, timeoutMs: 400 });
+    const heard: string[] = [];
+    const onRetry = (r: { endpoint: string; step: number; prompt: number; attempt: number; reason: string }) => heard.push(`${r.step}/${r.prompt}/${r.attempt}: ${r.reason}`);
+    const remote = new RemoteRollouts({ endpoints: [a.url, b.url], maxInFlight: 2, ...fast, timeoutMs: 400, onRetry });
     const list = prompts(12);
     const rollouts = await remote.generate(7, list, { n: 3, maxTokens: 5, seed: 11 });
     expect(rollouts).toHaveLength(36);
@@ -107,6 +109,9 @@ describe('remote rollouts', () => {
     expect(stats.map((s) => s.peakInFlight)).toEqual([2, 2]);
     expect(stats.reduce((sum, s) => sum + s.retries, 0)).toBe(8);
     expect(stats.reduce((sum, s) => sum + s.requests, 0)).toBe(20);
+    // prompt p starts with token p + 1: 503 where that is a multiple of 3, a hang where it is 1 more
+    expect(heard.sort()).toEqual([2, 5, 8, 11].map((p) => `7/${p}/1: HTTP 503 {"error":"injected 503"}`)
+      .concat([0, 3, 6, 9].map((p) => `7/${p}/1: no answer within 400 ms`)).sort());
   });
 
   it('sends vLLM\'s completion fields; a retried request carries the same seed', async () => {

@@ -60,7 +60,18 @@ export const REMOTE_OPTIONS = {
   timeoutMs: opt.integer(120_000, 'A request that has not answered after this long is aborted and retried.', 1),
   retries: opt.integer(3, 'Retries of a request after a timeout, a connection error or a 5xx or 429 answer; then GRPO_REMOTE_UNAVAILABLE.', 0),
   backoffMs: opt.integer(250, 'Wait before the first retry; doubled before each further one.', 0),
+  onRetry: opt.callback<(retry: RetryInfo) => void>(() => undefined, '(retry: RetryInfo) => void',
+    'Called before each retry with the endpoint, the rollout (step, prompt), the attempt that failed (1-based) and why.', 'none'),
 };
+
+/** What {@link REMOTE_OPTIONS} onRetry hears. */
+export interface RetryInfo {
+  endpoint: string;
+  step: number;
+  prompt: number;
+  attempt: number;
+  reason: string;
+}
 
 export const REMOTE_SAMPLING_OPTIONS = {
   n: opt.integer(1, 'Candidates per prompt (the group size).', 1),

@@ -127,6 +127,7 @@ export class RemoteRollouts {
             `${endpoint} stayed down for rollout (step ${step}, prompt ${prompt}): ${error.message} on ${attempt + 1} attempt${attempt ? 's' : ''} (retries: ${retries})`);
         }
         stats.retries++;
+        this.settings.onRetry({ endpoint, step, prompt, attempt: attempt + 1, reason: error.message });
         await sleep(backoffMs * 2 ** attempt, signal);
       }
     }
