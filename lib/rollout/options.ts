@@ -74,6 +74,7 @@ export interface RetryInfo {
 }
 
 export const REMOTE_SAMPLING_OPTIONS = {
+  model: opt.string('', 'The "model" field for this call (e.g. the adapter pushed for this step); empty: the backend\'s `model`.'),
   n: opt.integer(1, 'Candidates per prompt (the group size).', 1),
   maxTokens: opt.integer(256, 'max_tokens: completion tokens at most.', 1),
   temperature: opt.number(1, 'temperature (0: greedy).'),

@@ -10,6 +10,7 @@
 import { GrpoError } from '../errors.js';
 import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
 import { completionBody, parseCompletion, type RemoteChoice } from './completions.js';
+import { exchangeJson, withRetries } from './http.js';
 import { REMOTE_OPTIONS, REMOTE_SAMPLING_OPTIONS, type RemoteOptions, type RemoteSampling, type RemoteSamplingOptions, type RemoteSettings } from './options.js';
 
 /** Which rollout this is. */
@@ -32,21 +33,6 @@ export interface EndpointStats {
   /** The most requests it had in flight at once. */
   peakInFlight: number;
 }
-
-/** A failure worth retrying (timeout, connection, 5xx / 429), with what to say if it persists. */
-class Retryable extends Error {}
-
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((done, fail) => {
-  const stop = () => {
-    clearTimeout(timer);
-    fail(signal.reason);
-  };
-  const timer = setTimeout(() => {
-    signal.removeEventListener('abort', stop);
-    done();
-  }, ms);
-  signal.addEventListener('abort', stop, { once: true });
-});
 
 /** A 31-bit seed from the call's seed and (step, prompt): the same request always gets the same one. */
 export function requestSeed(seed: number, step: number, prompt: number): number {
@@ -113,60 +99,24 @@ export class RemoteRollouts {
   }
 
   /** One prompt's candidates from `endpoint`, retrying timeouts, connection errors and 5xx / 429 answers. */
-  private async request(endpoint: string, step: number, prompt: number, ids: ArrayLike<number>, s: RemoteSampling, signal: AbortSignal): Promise<RemoteChoice[]> {
-    const { retries, backoffMs, model } = this.settings;
-    const body = JSON.stringify(completionBody(ids, s, model, s.seed === null ? null : requestSeed(s.seed, step, prompt)));
+  private request(endpoint: string, step: number, prompt: number, ids: ArrayLike<number>, s: RemoteSampling, signal: AbortSignal): Promise<RemoteChoice[]> {
+    const { retries, backoffMs, timeoutMs } = this.settings;
+    const body = completionBody(ids, s, s.model || this.settings.model, s.seed === null ? null : requestSeed(s.seed, step, prompt));
     const stats = this.stats.get(endpoint)!;
-    for (let attempt = 0; ; attempt++) {
+    const onRetry = (attempt: number, reason: string) => {
+      stats.retries++;
+      this.settings.onRetry({ endpoint, step, prompt, attempt, reason });
+    };
+    return withRetries(endpoint, `rollout (step ${step}, prompt ${prompt})`, { retries, backoffMs, signal, onRetry }, async () => {
+      const count = (this.inFlight.get(endpoint) ?? 0) + 1;
+      this.inFlight.set(endpoint, count);
+      stats.peakInFlight = Math.max(stats.peakInFlight, count);
+      stats.requests++;
       try {
-        return await this.once(endpoint, body, s.n, signal, stats);
-      } catch (error) {
-        if (!(error instanceof Retryable) || signal.aborted) throw signal.aborted && !(error instanceof GrpoError) ? signal.reason : error;
-        if (attempt >= retries) {
-          throw new GrpoError('GRPO_REMOTE_UNAVAILABLE',
-            `${endpoint} stayed down for rollout (step ${step}, prompt ${prompt}): ${error.message} on ${attempt + 1} attempt${attempt ? 's' : ''} (retries: ${retries})`);
-        }
-        stats.retries++;
-        this.settings.onRetry({ endpoint, step, prompt, attempt: attempt + 1, reason: error.message });
-        await sleep(backoffMs * 2 ** attempt, signal);
+        return parseCompletion(await exchangeJson(`${endpoint}/v1/completions`, { method: 'POST', body, timeoutMs, signal }), s.n, endpoint);
+      } finally {
+        this.inFlight.set(endpoint, this.inFlight.get(endpoint)! - 1);
       }
-    }
-  }
-
-  /** One HTTP exchange: Retryable for what a retry may cure, GrpoError for what it cannot. */
-  private async once(endpoint: string, body: string, n: number, signal: AbortSignal, stats: EndpointStats): Promise<RemoteChoice[]> {
-    const { timeoutMs } = this.settings;
-    const count = (this.inFlight.get(endpoint) ?? 0) + 1;
-    this.inFlight.set(endpoint, count);
-    stats.peakInFlight = Math.max(stats.peakInFlight, count);
-    stats.requests++;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    try {
-      let response: Response;
-      let text: string;
-      try {
-        response = await fetch(`${endpoint}/v1/completions`, {
-          method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.any([signal, timeout]),
-        });
-        text = await response.text();
-      } catch (error) {
-        if (signal.aborted) throw signal.reason;
-        const cause = (error as { cause?: { code?: string } }).cause?.code;
-        throw new Retryable(timeout.aborted ? `no answer within ${timeoutMs} ms` : `connection failed (${cause ?? (error as Error).message})`);
-      }
-      if (response.status >= 500 || response.status === 429) throw new Retryable(`HTTP ${response.status} ${text.slice(0, 200)}`);
-      if (!response.ok) {
-        throw new GrpoError('GRPO_INVALID_ARGUMENT', `${endpoint}/v1/completions refused the request: HTTP ${response.status} ${text.slice(0, 300)}`);
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw new GrpoError('GRPO_DATA_FORMAT', `${endpoint}/v1/completions: the answer is not JSON (${text.slice(0, 80)})`);
-      }
-      return parseCompletion(json, n, endpoint);
-    } finally {
-      this.inFlight.set(endpoint, (this.inFlight.get(endpoint) ?? 1) - 1);
-    }
+    });
   }
 }
