@@ -1,7 +1,8 @@
 // The remote rollout backend against fake OpenAI-compatible servers on loopback (node:http): every (step, prompt,
 // candidate) arrives exactly once with the server's tokens and log-probs while the servers answer 503, hang past the
 // timeout or refuse connections; in-flight requests per endpoint stay within the bound; the request carries vLLM's
-// fields; an endpoint that stays down, a refused request and a malformed answer end in typed errors naming it.
+// fields; an endpoint that stays down, a refused request and a malformed answer end in typed errors naming it; a LoRA
+// adapter pushed to fake vLLM servers is checked in their /v1/models, and a server that does not serve it is an error.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -182,5 +183,63 @@ describe('remote rollouts', () => {
     await expect(remote.generate(0, [[]])).rejects.toThrow(/prompts\[0\]: expected a non-empty list of token ids/);
     await expect(remote.generate(-1, [[1]])).rejects.toThrow(/step: expected an integer >= 0/);
     await expect(remote.generate(0, [[1]], { topP: 0 })).rejects.toThrow(/topP/);
+  });
+});
+
+/** A fake vLLM with runtime LoRA loading: load/unload (plain-text answers), /v1/models, and completions recording "model". */
+async function loraServer(behaviour: { refuse?: boolean; failFirstLoad?: boolean; stale?: boolean } = {}) {
+  const served = new Set(['base']), models: unknown[] = [], loads: unknown[] = [];
+  const server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk) => (text += chunk));
+    req.on('end', () => {
+      const body = text ? JSON.parse(text) : undefined;
+      if (req.url === '/v1/models') return void res.writeHead(200).end(JSON.stringify({ object: 'list', data: [...served].map((id) => ({ id, object: 'model' })) }));
+      if (req.url === '/v1/load_lora_adapter') {
+        loads.push(body);
+        if (behaviour.refuse) return void res.writeHead(400).end('{"message":"runtime LoRA updating is disabled"}');
+        if (behaviour.failFirstLoad && loads.length === 1) return void res.writeHead(503).end('busy');
+        if (!behaviour.stale) served.add(body.lora_name);
+        return void res.writeHead(200).end(`Success: LoRA adapter '${body.lora_name}' added successfully.`);
+      }
+      if (req.url === '/v1/unload_lora_adapter') {
+        served.delete(body.lora_name);
+        return void res.writeHead(200).end(`Success: LoRA adapter '${body.lora_name}' removed successfully.`);
+      }
+      models.push(body.model);
+      res.writeHead(200).end(JSON.stringify(answer(body)));
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  servers.push({ url, bodies: [], attempts: new Map(), peak: 0, close: () => new Promise<void>((done) => server.close(() => done())) });
+  return { url, served, models, loads };
+}
+
+describe('adapter push (vLLM runtime LoRA loading)', () => {
+  it('loads the step\'s adapter on every server, checks /v1/models, unloads the previous one; generate then names it', async () => {
+    const a = await loraServer(), b = await loraServer({ failFirstLoad: true });
+    const remote = new RemoteRollouts({ endpoints: [a.url, b.url], model: 'base', ...fast });
+    await remote.pushAdapter({ name: 'policy-step-1', path: '/shared/run/step-1/policy' });
+    await remote.pushAdapter({ name: 'policy-step-2', path: '/shared/run/step-2/policy', unload: 'policy-step-1' });
+    for (const s of [a, b]) expect([...s.served].sort()).toEqual(['base', 'policy-step-2']);
+    expect(a.loads).toEqual([{ lora_name: 'policy-step-1', lora_path: '/shared/run/step-1/policy' }, { lora_name: 'policy-step-2', lora_path: '/shared/run/step-2/policy' }]);
+    expect(b.loads).toHaveLength(3); // the 503 retried
+    await remote.generate(2, prompts(4), { model: 'policy-step-2' });
+    await remote.generate(3, prompts(2));
+    expect([...a.models, ...b.models].sort()).toEqual([...Array(4).fill('policy-step-2'), 'base', 'base'].sort());
+  });
+
+  it('a server that answers but does not serve the adapter, or refuses runtime loading, is an error naming it', async () => {
+    const good = await loraServer(), stale = await loraServer({ stale: true }), refusing = await loraServer({ refuse: true });
+    const push = { name: 'policy-step-5', path: '/shared/p' };
+    await expect(new RemoteRollouts({ endpoints: [good.url, stale.url], ...fast }).pushAdapter(push)).rejects.toMatchObject({
+      code: 'GRPO_REMOTE_UNAVAILABLE', message: expect.stringContaining(`${stale.url} accepted adapter "policy-step-5" but /v1/models does not list it (it lists ["base"])`),
+    });
+    await expect(new RemoteRollouts({ endpoints: [refusing.url], ...fast }).pushAdapter(push)).rejects.toMatchObject({
+      code: 'GRPO_INVALID_ARGUMENT', message: expect.stringMatching(/load_lora_adapter refused the request: HTTP 400 .*runtime LoRA updating is disabled/),
+    });
+    expect(refusing.loads).toHaveLength(1);
+    await expect(new RemoteRollouts({ endpoints: [good.url], ...fast }).pushAdapter({ name: '', path: '/p' })).rejects.toThrow(/pushAdapter name: expected a non-empty string/);
   });
 });

@@ -14,9 +14,11 @@ export interface Exchange {
   timeoutMs: number;
   /** Aborts the exchange (the caller gave up: another request failed for good). */
   signal: AbortSignal;
+  /** Parse the answer as JSON (else return its text). @defaultValue true */
+  json?: boolean;
 }
 
-/** One request to `url`; its parsed JSON answer. */
+/** One request to `url`; its parsed JSON answer (or its text with `json: false`). */
 export async function exchangeJson(url: string, e: Exchange): Promise<unknown> {
   const timeout = AbortSignal.timeout(e.timeoutMs);
   let response: Response, text: string;
@@ -33,6 +35,7 @@ export async function exchangeJson(url: string, e: Exchange): Promise<unknown> {
   }
   if (response.status >= 500 || response.status === 429) throw new Retryable(`HTTP ${response.status} ${text.slice(0, 200)}`);
   if (!response.ok) throw new GrpoError('GRPO_INVALID_ARGUMENT', `${url} refused the request: HTTP ${response.status} ${text.slice(0, 300)}`);
+  if (e.json === false) return text;
   try {
     return JSON.parse(text);
   } catch {

@@ -2,3 +2,4 @@
 export { RemoteRollouts, requestSeed, type EndpointStats, type RemoteRollout, type RolloutKey } from './remote.js';
 export { completionBody, parseCompletion, type RemoteChoice } from './completions.js';
 export { REMOTE_OPTIONS, REMOTE_SAMPLING_OPTIONS, type RemoteOptions, type RemoteSamplingOptions, type RetryInfo } from './options.js';
+export type { AdapterPush } from './adapter-sync.js';

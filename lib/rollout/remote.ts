@@ -10,6 +10,7 @@
 import { GrpoError } from '../errors.js';
 import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
 import { completionBody, parseCompletion, type RemoteChoice } from './completions.js';
+import { pushAdapter, type AdapterPush } from './adapter-sync.js';
 import { exchangeJson, withRetries } from './http.js';
 import { REMOTE_OPTIONS, REMOTE_SAMPLING_OPTIONS, type RemoteOptions, type RemoteSampling, type RemoteSamplingOptions, type RemoteSettings } from './options.js';
 
@@ -56,6 +57,14 @@ export class RemoteRollouts {
   /** Requests, retries and peak concurrency per endpoint. */
   endpointStats(): EndpointStats[] {
     return [...this.stats.values()].map((s) => ({ ...s }));
+  }
+
+  /**
+   * Loads a LoRA adapter on every endpoint (vLLM's /v1/load_lora_adapter), checks that each lists it in /v1/models,
+   * then unloads `push.unload`; pass `push.name` as the `model` of the next generate calls (adapter-sync.ts).
+   */
+  pushAdapter(push: AdapterPush): Promise<void> {
+    return pushAdapter(this.settings.endpoints, push, this.settings);
   }
 
   /** The n candidates of every prompt for optimizer step `step`, prompt-major (prompt p's candidate c at p·n + c). */
