@@ -15,6 +15,10 @@ import { checkMicroBatchLoss } from './micro-batch.js';
 export const RECIPE_NAMES = ['rank-grpo', 'remark', 'remark-mean', 'rank-grpo-requests', 'ccr', 'grpo'] as const;
 export type RecipeName = (typeof RECIPE_NAMES)[number];
 
+/** What a run trains on: list recommendation, multi-answer questions (both rank-wise) or verifiable math (CCR). */
+export const TASK_KINDS = ['recommend', 'qa', 'math'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
 const GENERATION_OPTIONS = {
   maxNewTokens: integer(160, 'Completion cap in tokens (CCR: the cap shared by the N packed answers).', 1),
   temperature: number(1, 'Sampling temperature; also the one every loss and KL log-prob is scored at (logits / T).', POSITIVE),
@@ -29,6 +33,8 @@ const REWARD_OPTIONS = {
   yearTolerance: integer(2, 'Recommendation: largest |year difference| that still matches.', 0),
   catalog: choice(['full', 'benchmark', 'none'] as const, 'full', 'Recommendation: catalog of the notInCatalog check: the full shipped index, the benchmark films, or none.'),
   problems: integer(3, 'CCR: problems packed per prompt, N.', 1),
+  order: choice(['fixed', 'shuffled'] as const, 'shuffled', 'CCR: how the training problems are packed N at a time: `"shuffled"` (a '
+    + 'permutation seeded by `seed`) or `"fixed"` (consecutive problems in file order); a final partial group is dropped.'),
   wAcc: number(2, 'CCR: weight of the accuracy term.'),
   wFmt: number(1, 'CCR: weight of the format term.'),
   lengthWeight: number(0, 'Recommendation: weight of the length reward −min(1, |items − K| / K), added to the rank-1 reward (how '
@@ -67,6 +73,12 @@ const DATA_OPTIONS = {
   arithmeticEval: integer(300, 'Arithmetic problems generated for validation and for test, each.', 1),
   arithmeticMaxSteps: integer(4, 'Most operations per arithmetic problem.', 1),
   arithmeticSeed: integer(0, 'Seed of the arithmetic problems (fixed apart from the run seed, so runs share their problems).', 0),
+  math: string('', 'Math task: `math/1` JSONL of the training problems (docs/datasets.md); "" = the generated arithmetic.'),
+  mathValidation: string('', 'Math task: `math/1` JSONL of the validation problems; "" = held out of `math` (`heldOut`, `splitSeed`).'),
+  mathTest: string('', 'Math task: `math/1` JSONL of the test problems; "" = held out of `math` (`heldOut`, `splitSeed`).'),
+  heldOut: integer(0, 'Records held out of the training file for validation and for test, each, when their own file is not given; '
+    + '0 = 10% of the file each (at least 1).', 0),
+  splitSeed: integer(0, 'Seed of the permutation that picks the held-out records (the same seed, file and `heldOut`, the same splits).', 0),
 };
 
 /** Policy-loss options on top of the recipe's preset: merged layer over layer, checked whole by resolveLossOptions. */
@@ -88,6 +100,9 @@ const LORA_FIELD: Field<LoraSettings | null> = {
 /** Everything a run needs besides its policy. Paper-scale defaults (ReMaRk / Rank-GRPO: G 48 × S 8, K 20, validation every 250 up to 2,000 steps). */
 export const TRAINER_OPTIONS = {
   recipe: choice(RECIPE_NAMES, 'remark', 'One of the six recipes (docs/trainer.md).'),
+  task: choice(['recipe', ...TASK_KINDS] as const, 'recipe', 'What the run trains on (docs/trainer.md, "Tasks"): `"recommend"`, `"qa"` or '
+    + '`"math"`; `"recipe"` = the recipe\'s own (`"recommend"` for the recommendation recipes, `"math"` for `ccr` and `grpo`). The '
+    + 'recommendation recipes also train on `"qa"`.'),
   seed: integer(0, 'Seeds the sampler, the generation and the evaluation draws.', 0),
   device: choice(DEVICES, 'cpu', 'Where the command line creates and loads the built-in policy: `"cpu"`, `"cuda"` or `"auto"` (CUDA '
     + 'when available). `train()` refuses a policy on another device than this one names. The default stays `"cpu"` because the GPU '

@@ -21,9 +21,15 @@ export const trainCommand: Command = {
     '130 (143); --resume continues exactly, or writes the test evaluation and report a stopped run had left. On resume only these\n' +
     `options may change: ${RESUMABLE_OPTIONS.join(', ')}; any other is refused (it would change what the remaining steps compute).\n` +
     'LoRA: --lora.rank 16 --lora.targetModules q_proj,v_proj (and --lora.alpha, --lora.dropout, --lora.rslora) trains adapters on\n' +
-    'the frozen --policy; checkpoints are then adapters in PEFT\'s format (grpo merge <checkpoint>/policy --out <folder>).',
+    'the frozen --policy; checkpoints are then adapters in PEFT\'s format (grpo merge <checkpoint>/policy --out <folder>).\n\n' +
+    'Tasks (--task; default the recipe\'s own; docs/trainer.md "Tasks", your own files: docs/datasets.md "Train on your own data"):\n' +
+    '  math       ccr, grpo: --data.math train.jsonl (math/1) [--data.mathValidation v.jsonl] [--data.mathTest t.jsonl]; a split\n' +
+    '             without its file is held out of the training file (--data.heldOut, 0 = 10%; --data.splitSeed); N, the shared\n' +
+    '             cap and the packing: --rewards.problems, --generation.maxNewTokens, --rewards.order fixed|shuffled.\n' +
+    '             No file: the generated arithmetic. Demo file: data/gsm8k/gsm8k-test-300.jsonl\n' +
+    '  recommend  rank-grpo, rank-grpo-requests, remark, remark-mean: the movies-multi benchmark (--data.moviesDir)',
   flags: [
-    { name: 'recipe', help: 'rank-grpo | remark | remark-mean | ccr | grpo (default remark)' },
+    { name: 'recipe', help: 'rank-grpo | rank-grpo-requests | remark | remark-mean | ccr | grpo (default remark)' },
     { name: 'policy', help: 'starting checkpoint folder (e.g. runs/sft/policy)' },
     { name: 'out', help: 'run directory to create' },
     { name: 'config', help: 'JSON file with trainer options (flags override it)' },
