@@ -76,6 +76,9 @@ const DATA_OPTIONS = {
   math: string('', 'Math task: `math/1` JSONL of the training problems (docs/datasets.md); "" = the generated arithmetic.'),
   mathValidation: string('', 'Math task: `math/1` JSONL of the validation problems; "" = held out of `math` (`heldOut`, `splitSeed`).'),
   mathTest: string('', 'Math task: `math/1` JSONL of the test problems; "" = held out of `math` (`heldOut`, `splitSeed`).'),
+  qa: string('', 'QA task: `qa/1` JSONL of the training questions (docs/datasets.md); "" = the bundled ProtoQA dev set (data/protoqa).'),
+  qaValidation: string('', 'QA task: `qa/1` JSONL of the validation questions; "" = held out of `qa` (`heldOut`, `splitSeed`).'),
+  qaTest: string('', 'QA task: `qa/1` JSONL of the test questions; "" = held out of `qa` (`heldOut`, `splitSeed`).'),
   heldOut: integer(0, 'Records held out of the training file for validation and for test, each, when their own file is not given; '
     + '0 = 10% of the file each (at least 1).', 0),
   splitSeed: integer(0, 'Seed of the permutation that picks the held-out records (the same seed, file and `heldOut`, the same splits).', 0),

@@ -116,13 +116,23 @@ export function taskOf(config: Pick<TrainerConfig, 'recipe' | 'task'>): TaskKind
 }
 
 /**
- * The resolved config of a run: trainer defaults ← the recipe's preset ← each layer (a JSON file,
- * then command-line flags). The recipe is read from the last layer that names one (default "remark").
+ * What a task sets over the recipe's preset when a run names it: QA lists are scored at K = 10 (ProtoQA's
+ * recall@10) and the best checkpoint is the one of highest recall per respondent.
+ */
+const TASK_DEFAULTS: Readonly<Partial<Record<TaskKind, ConfigInput>>> = Object.freeze({
+  qa: { rewards: { ranks: 10 } as ConfigInput['rewards'], validation: { metric: 'respondentRecall' } as ConfigInput['validation'] },
+});
+
+/**
+ * The resolved config of a run: trainer defaults ← the recipe's preset ← the named task's defaults (TASK_DEFAULTS)
+ * ← each layer (a JSON file, then command-line flags). The recipe and the task are read from the last layer that
+ * names one (default "remark", and the recipe's own task).
  */
 export function resolveConfig(...layers: readonly ConfigInput[]): TrainerConfig {
-  const named = [...layers].reverse().find((l) => l && typeof l === 'object' && 'recipe' in l)?.recipe ?? TRAINER_DEFAULTS.recipe;
-  const recipe = recipeOf(String(named));
-  const config = mergeConfig(TRAINER_DEFAULTS, { ...recipe.defaults, recipe: recipe.name }, ...layers);
+  const last = <K extends 'recipe' | 'task'>(key: K) => [...layers].reverse().find((l) => l && typeof l === 'object' && key in l)?.[key];
+  const recipe = recipeOf(String(last('recipe') ?? TRAINER_DEFAULTS.recipe));
+  const task = TASK_DEFAULTS[(last('task') ?? 'recipe') as TaskKind] ?? {};
+  const config = mergeConfig(TRAINER_DEFAULTS, { ...recipe.defaults, recipe: recipe.name }, task, ...layers);
   taskOf(config);
   return config;
 }

@@ -3,6 +3,7 @@ import type { Tokenizer } from '../policy/tokenizer.js';
 import type { TrainerConfig } from './config.js';
 import { recipeOf, taskOf } from './recipes.js';
 import { ccrTask, mathData } from './task-ccr.js';
+import { qaData, qaTask } from './task-qa.js';
 import { loadMoviesData, recommendTask, type MoviesData } from './task-recommend.js';
 import type { Task } from './task.js';
 
@@ -20,5 +21,6 @@ export function createTask(config: TrainerConfig, tokenizer: Tokenizer): Task {
   const recipe = recipeOf(config.recipe);
   const kind = taskOf(config);
   if (kind === 'recommend') return recommendTask(config, recipe, moviesData(config.data.moviesDir), tokenizer) as Task;
+  if (kind === 'qa') return qaTask(config, recipe, qaData(config.data), tokenizer) as Task;
   return ccrTask(config, mathData(config.data), tokenizer) as Task;
 }

@@ -27,7 +27,11 @@ export const trainCommand: Command = {
     '             without its file is held out of the training file (--data.heldOut, 0 = 10%; --data.splitSeed); N, the shared\n' +
     '             cap and the packing: --rewards.problems, --generation.maxNewTokens, --rewards.order fixed|shuffled.\n' +
     '             No file: the generated arithmetic. Demo file: data/gsm8k/gsm8k-test-300.jsonl\n' +
-    '  recommend  rank-grpo, rank-grpo-requests, remark, remark-mean: the movies-multi benchmark (--data.moviesDir)',
+    '  recommend  rank-grpo, rank-grpo-requests, remark, remark-mean: the movies-multi benchmark (--data.moviesDir)\n' +
+    '  qa         the same four with --task qa: --data.qa train.jsonl (qa/1) [--data.qaValidation v.jsonl] [--data.qaTest t.jsonl];\n' +
+    '             held out as for math; no file: the bundled ProtoQA dev set. Lists of K = 10 answers (--rewards.ranks);\n' +
+    '             remark scores the union of the respondents\' answers, remark-mean their count-weighted mean, rank-grpo\n' +
+    '             one drawn respondent; test and validation report respondentRecall (recall@K per respondent) and clusterRecall',
   flags: [
     { name: 'recipe', help: 'rank-grpo | rank-grpo-requests | remark | remark-mean | ccr | grpo (default remark)' },
     { name: 'policy', help: 'starting checkpoint folder (e.g. runs/sft/policy)' },
