@@ -9,6 +9,8 @@ import { PROMPT_OPTIONS } from '../options/prompt.js';
 import {
   boolean, choice, defaultsOf, integer, nested, nullable, number, POSITIVE, string, type Field, type Naming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_OPTIONS } from '../options/token-advantages.js';
+import { TITLE_NORMALIZATIONS } from '../text/normalize.js';
+import { ITEM_KEYS } from '../text/title.js';
 import * as check from '../validate.js';
 import { checkMicroBatchLoss } from './micro-batch.js';
 
@@ -31,7 +33,10 @@ const REWARD_OPTIONS = {
   ranks: integer(20, 'Recommendation: K, the ranks scored.', 1),
   shape: choice(['hit', 'dcgTail'] as const, 'hit', 'Recommendation: hits → rewards, `"hit"` (Rank-GRPO exp_inf) or `"dcgTail"`.'),
   yearTolerance: integer(2, 'Recommendation: largest |year difference| that still matches.', 0),
-  catalog: choice(['full', 'benchmark', 'none'] as const, 'full', 'Recommendation: catalog of the notInCatalog check: the full shipped index, the benchmark films, or none.'),
+  catalog: choice(['full', 'benchmark', 'none'] as const, 'full', 'Recommendation: catalog of the notInCatalog check: the full shipped index, the benchmark films, or none. '
+    + 'On your own files (`data.recommend`) `"full"` and `"benchmark"` both mean `data.catalog` (no check without one).'),
+  normalization: choice(TITLE_NORMALIZATIONS, 'default', 'Recommendation: how titles are normalised before they are compared (docs/recommendation.md): '
+    + '`"default"` (NFKC, lower case, punctuation collapsed, a leading article dropped), `"rankGrpo"` (upstream\'s) or `"none"` (exact strings).'),
   problems: integer(3, 'CCR: problems packed per prompt, N.', 1),
   order: choice(['fixed', 'shuffled'] as const, 'shuffled', 'CCR: how the training problems are packed N at a time: `"shuffled"` (a '
     + 'permutation seeded by `seed`) or `"fixed"` (consecutive problems in file order); a final partial group is dropped.'),
@@ -79,6 +84,15 @@ const DATA_OPTIONS = {
   qa: string('', 'QA task: `qa/1` JSONL of the training questions (docs/datasets.md); "" = the bundled ProtoQA dev set (data/protoqa).'),
   qaValidation: string('', 'QA task: `qa/1` JSONL of the validation questions; "" = held out of `qa` (`heldOut`, `splitSeed`).'),
   qaTest: string('', 'QA task: `qa/1` JSONL of the test questions; "" = held out of `qa` (`heldOut`, `splitSeed`).'),
+  recommend: string('', 'Recommendation task: your `recommend/1` requests, a folder (train.jsonl, and validation.jsonl, test.jsonl and '
+    + 'catalog.jsonl where present) or a train file; "" = the movies-multi benchmark of `moviesDir`.'),
+  recommendValidation: string('', 'Recommendation task: `recommend/1` JSONL of the validation requests; "" = the folder\'s, else held out of the train file.'),
+  recommendTest: string('', 'Recommendation task: `recommend/1` JSONL of the test requests; "" = the folder\'s, else held out of the train file.'),
+  catalog: string('', 'Recommendation task: the `catalog/1` JSONL of the notInCatalog check on your own files; "" = the folder\'s catalog.jsonl, else no check.'),
+  itemKey: choice(ITEM_KEYS, 'year', 'Recommendation task on your own files: what tells items of one title apart, `"year"` (films: "Title (Year)", '
+    + 'the `rewards.yearTolerance` rule) or `"creator"` (books, music: "Title (Creator)", compared exactly after normalisation).'),
+  itemNoun: string('films', 'Recommendation prompt: what the items are called ("Recommend K films, …").'),
+  creatorLabel: string('Creator', 'Recommendation prompt with `itemKey: "creator"`: the word in the line format asked for ("rank. Title (Author)").'),
   heldOut: integer(0, 'Records held out of the training file for validation and for test, each, when their own file is not given; '
     + '0 = 10% of the file each (at least 1).', 0),
   splitSeed: integer(0, 'Seed of the permutation that picks the held-out records (the same seed, file and `heldOut`, the same splits).', 0),

@@ -4,7 +4,7 @@ import type { TrainerConfig } from './config.js';
 import { recipeOf, taskOf } from './recipes.js';
 import { ccrTask, mathData } from './task-ccr.js';
 import { qaData, qaTask } from './task-qa.js';
-import { loadMoviesData, recommendTask, type MoviesData } from './task-recommend.js';
+import { loadMoviesData, loadRecommendFiles, recommendTask, type MoviesData } from './task-recommend.js';
 import type { Task } from './task.js';
 
 const moviesCache = new Map<string, MoviesData>();
@@ -20,7 +20,10 @@ export function moviesData(dir: string): MoviesData {
 export function createTask(config: TrainerConfig, tokenizer: Tokenizer): Task {
   const recipe = recipeOf(config.recipe);
   const kind = taskOf(config);
-  if (kind === 'recommend') return recommendTask(config, recipe, moviesData(config.data.moviesDir), tokenizer) as Task;
+  if (kind === 'recommend') {
+    const data = config.data.recommend === '' ? moviesData(config.data.moviesDir) : loadRecommendFiles(config.data);
+    return recommendTask(config, recipe, data, tokenizer) as Task;
+  }
   if (kind === 'qa') return qaTask(config, recipe, qaData(config.data), tokenizer) as Task;
   return ccrTask(config, mathData(config.data), tokenizer) as Task;
 }

@@ -27,7 +27,11 @@ export const trainCommand: Command = {
     '             without its file is held out of the training file (--data.heldOut, 0 = 10%; --data.splitSeed); N, the shared\n' +
     '             cap and the packing: --rewards.problems, --generation.maxNewTokens, --rewards.order fixed|shuffled.\n' +
     '             No file: the generated arithmetic. Demo file: data/gsm8k/gsm8k-test-300.jsonl\n' +
-    '  recommend  rank-grpo, rank-grpo-requests, remark, remark-mean: the movies-multi benchmark (--data.moviesDir)\n' +
+    '  recommend  rank-grpo, rank-grpo-requests, remark, remark-mean: --data.recommend <folder or train.jsonl> (recommend/1) with\n' +
+    '             --data.catalog catalog.jsonl (catalog/1; default the folder\'s catalog.jsonl), splits as for math; films by\n' +
+    '             "Title (Year)" (--rewards.yearTolerance 2), books or music by "Title (Creator)" (--data.itemKey creator,\n' +
+    '             --data.itemNoun books, --data.creatorLabel Author); --rewards.normalization, --rewards.catalog none; select\n' +
+    '             with --validation.metric unionRecall on files without relevant sets. No files: movies-multi (--data.moviesDir)\n' +
     '  qa         the same four with --task qa: --data.qa train.jsonl (qa/1) [--data.qaValidation v.jsonl] [--data.qaTest t.jsonl];\n' +
     '             held out as for math; no file: the bundled ProtoQA dev set. Lists of K = 10 answers (--rewards.ranks);\n' +
     '             remark scores the union of the respondents\' answers, remark-mean their count-weighted mean, rank-grpo\n' +
