@@ -1,14 +1,15 @@
 // The QA task on the bundled ProtoQA dev questions (qa/1): its data and defaults, rewards per recipe target on real
 // records (union, count-weighted mean, one drawn respondent), the respondent draws of the rows sampler, the rank-wise
 // advantages on the answers' tokens, and tiny `remark` and `rank-grpo` runs end to end.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../lib/cli/main.js';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
 import { resolveConfig } from '../lib/trainer/recipes.js';
 import { createTask } from '../lib/trainer/tasks.js';
-import { clusterOfRespondent, qaData, respondentsOf } from '../lib/trainer/task-qa.js';
+import { clusterOfRespondent, PROTOQA_DEV, readQaFile, respondentsOf } from '../lib/data/qa-files.js';
+import { qaData } from '../lib/trainer/task-qa.js';
 import { train } from '../lib/trainer/train.js';
 import { capture } from './helpers/capture.js';
 import { rolloutOf, tempRunRoot, tinyPolicy, tinyTokenizer } from './helpers/trainer.js';
@@ -27,6 +28,17 @@ describe('QA data and defaults', () => {
     expect([config.rewards.ranks, config.validation.metric]).toEqual([10, 'respondentRecall']);
     expect(resolveConfig({ recipe: 'remark', task: 'qa', rewards: { ranks: 5 } }).rewards.ranks).toBe(5);
     expect(resolveConfig({ recipe: 'remark' }).validation.metric).toBe('relevantRecall'); // the recipe's own task keeps its defaults
+  });
+
+  it('a question without respondents is refused by name; own validation and test files hold nothing out', () => {
+    const dir = tempRunRoot();
+    const silent = join(dir, 'silent.jsonl');
+    writeFileSync(silent, `${JSON.stringify({ id: 'q1', question: 'Name a colour.', answers: [{ text: 'red', count: 0 }] })}\n`);
+    expect(() => readQaFile(silent)).toThrow(/silent.jsonl: question "q1" has no respondents/);
+    const one = join(dir, 'one.jsonl');
+    writeFileSync(one, readFileSync(PROTOQA_DEV, 'utf8').split('\n')[0]);
+    const data = qaData(resolveConfig({ recipe: 'remark', task: 'qa', data: { qaValidation: one, qaTest: one } }).data);
+    expect([data.train.length, data.validation.length, data.test.length]).toEqual([52, 1, 1]);
   });
 
   it('respondents are numbered cluster by cluster', () => {

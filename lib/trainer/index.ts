@@ -8,7 +8,7 @@ export { microBatchLossOptions, microBatchRanges, type RowRange } from './micro-
 export { encodePrompt, generateRollout, greedyCompletions, type Rollout } from './rollout.js';
 export type { EvalSplit, Evaluation, Signal, StepStats, Task } from './task.js';
 export { ccrTask, arithmeticData, mathData, type ArithmeticData } from './task-ccr.js';
-export { PROTOQA_DEV, qaData, qaPrompt, qaTask } from './task-qa.js';
+export { qaData, qaPrompt, qaTask } from './task-qa.js';
 export { loadMoviesData, recommendPrompt, recommendTarget, recommendTask, type MoviesData } from './task-recommend.js';
 export { createTask } from './tasks.js';
 export { promptFormatter, replyFormatter } from './prompt-template.js';

@@ -1,12 +1,10 @@
 // The QA task (the rank-wise recipes on qa/1 questions, ProtoQA style): a numbered list of answers per prompt,
 // rank rewards from lib/rewards/qa.ts against the recipe's target (the union of the respondents' answers, their
 // count-weighted mean, or one drawn respondent's answer), the recommendation task's rank-wise advantages.
-import { fileURLToPath } from 'node:url';
-import { readJsonlSync } from '../data/jsonl.js';
+import { clusterOfRespondent, PROTOQA_DEV, readQaFile, respondentsOf } from '../data/qa-files.js';
 import { PromptSampler, type SampledPrompt } from '../data/samplers.js';
-import { parseQaRecord, type QaRecord } from '../data/schemas.js';
+import type { QaRecord } from '../data/schemas.js';
 import { holdOut, type Splits } from '../data/splits.js';
-import { GrpoError } from '../errors.js';
 import { evaluateQa } from '../eval/qa-metrics.js';
 import type { Policy } from '../policy/policy.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
@@ -20,35 +18,9 @@ import { resolvedOptions, type Recipe } from './recipes.js';
 import { greedyCompletions } from './rollout.js';
 import type { EvalSplit, Evaluation, Task } from './task.js';
 
-/** The bundled demo questions: ProtoQA's crowdsourced dev set as `qa/1` (data/protoqa/NOTICE). */
-export const PROTOQA_DEV = fileURLToPath(new URL('../../data/protoqa/protoqa-dev.jsonl', import.meta.url));
-
-/** What a `qa/1` file holds, for the error when it cannot be read. */
-export const QA_FILE = 'qa/1 JSONL: one {"id", "question", "answers": [{"text", "count"}]} record a line (docs/datasets.md)';
-
 /** The prompt of a question: the question and the list format asked for. */
 export function qaPrompt(question: string, ranks: number): string {
   return `${question.trim()}\nGive ${ranks} different answers, one per line as "rank. answer".\n`;
-}
-
-/** The respondents of a question: the sum of its answer counts (each respondent gave one answer). */
-export const respondentsOf = (record: QaRecordLike): number => record.answers.reduce((n, a) => n + a.count, 0);
-
-/** The answer cluster of respondent `r` (0-based): respondents are numbered cluster by cluster, in record order. */
-export function clusterOfRespondent(record: QaRecordLike, r: number): number {
-  let before = 0;
-  for (let c = 0; c < record.answers.length; c++) {
-    before += record.answers[c].count;
-    if (r < before) return c;
-  }
-  throw new GrpoError('GRPO_INDEX_RANGE', `Expected a respondent below ${before} but received ${r}`);
-}
-
-function readQaFile(path: string): QaRecord[] {
-  const records = readJsonlSync(path, parseQaRecord, QA_FILE);
-  const silent = records.find((r) => respondentsOf(r) === 0);
-  if (silent) throw new GrpoError('GRPO_DATA_FORMAT', `${path}: question "${silent.id}" has no respondents (every answer count is 0); the QA task weighs answers by their counts`);
-  return records;
 }
 
 /** The questions of the QA task: `data.qa` ("" = the bundled ProtoQA dev set), with validation and test from their files or held out. */
