@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../lib/cli/main.js';
+import { evaluateQa } from '../lib/eval/qa-metrics.js';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
 import { resolveConfig } from '../lib/trainer/recipes.js';
 import { createTask } from '../lib/trainer/tasks.js';
@@ -90,6 +91,18 @@ describe('QA rewards on real ProtoQA questions', () => {
       seen.set(key, (seen.get(key) ?? 0) + 1);
     }
     data.train.forEach((r, q) => r.answers.forEach((a, c) => expect(seen.get(`${q}:${c}`) ?? 0).toBe(a.count)));
+  });
+
+  it('the task\'s metrics on all 52 real questions: naming the ten largest clusters gives their share of respondents', () => {
+    const records = qaData(qa('remark').data);
+    const all = [...records.train, ...records.validation, ...records.test];
+    const largest = (r: (typeof all)[number]) => [...r.answers].sort((a, b) => b.count - a.count).slice(0, 10);
+    const texts = all.map((r) => largest(r).map((a, i) => `${i + 1}. ${a.text}`).join('\n'));
+    const m = evaluateQa(texts, all, 10);
+    const share = all.map((r) => largest(r).reduce((n, a) => n + a.count, 0) / respondentsOf(r));
+    expect(m.countRecall).toBeCloseTo(share.reduce((a, b) => a + b, 0) / all.length, 12);
+    expect(m.unionRecall).toBeCloseTo(all.reduce((n, r) => n + Math.min(10, r.answers.length) / r.answers.length, 0) / all.length, 12);
+    expect(m.countRecall).toBeGreaterThan(0.9); // ProtoQA's ten largest clusters hold most respondents
   });
 
   it('the rank-wise advantages land on each answer\'s tokens (rank k on the k-th line), none on the newlines between', () => {
