@@ -30,8 +30,8 @@ const GENERATION_OPTIONS = {
 
 /** Rewards (the recipe picks which fields apply). */
 const REWARD_OPTIONS = {
-  ranks: integer(20, 'Recommendation: K, the ranks scored.', 1),
-  shape: choice(['hit', 'dcgTail'] as const, 'hit', 'Recommendation: hits → rewards, `"hit"` (Rank-GRPO exp_inf) or `"dcgTail"`.'),
+  ranks: integer(20, 'Recommendation and QA: K, the ranks scored (`task: "qa"` sets 10).', 1),
+  shape: choice(['hit', 'dcgTail'] as const, 'hit', 'Recommendation and QA: hits → rewards, `"hit"` (Rank-GRPO exp_inf) or `"dcgTail"`.'),
   yearTolerance: integer(2, 'Recommendation: largest |year difference| that still matches.', 0),
   catalog: choice(['full', 'benchmark', 'none'] as const, 'full', 'Recommendation: catalog of the notInCatalog check: the full shipped index, the benchmark films, or none. '
     + 'On your own files (`data.recommend`) `"full"` and `"benchmark"` both mean `data.catalog` (no check without one).'),
@@ -42,7 +42,7 @@ const REWARD_OPTIONS = {
     + 'permutation seeded by `seed`) or `"fixed"` (consecutive problems in file order); a final partial group is dropped.'),
   wAcc: number(2, 'CCR: weight of the accuracy term.'),
   wFmt: number(1, 'CCR: weight of the format term.'),
-  lengthWeight: number(0, 'Recommendation: weight of the length reward −min(1, |items − K| / K), added to the rank-1 reward (how '
+  lengthWeight: number(0, 'Recommendation and QA: weight of the length reward −min(1, |items − K| / K), added to the rank-1 reward (how '
     + 'Rank-GRPO\'s `_calculate_rewards` places a scalar reward function).'),
 };
 
@@ -52,7 +52,7 @@ const ADVANTAGE_OPTIONS = {
   stdEpsilon: NORMALIZE_OPTIONS.stdEpsilon,
   singletonGroup: NORMALIZE_OPTIONS.singletonGroup,
   nanRewards: NORMALIZE_OPTIONS.nanRewards,
-  lengthShaping: boolean(true, 'Recommendation: Rank-GRPO length shaping (end-of-list bonus, overflow and early-stop penalties).'),
+  lengthShaping: boolean(true, 'Recommendation and QA: Rank-GRPO length shaping (end-of-list bonus, overflow and early-stop penalties).'),
   endOfList: LENGTH_SHAPING_OPTIONS.endOfList,
   extraToken: LENGTH_SHAPING_OPTIONS.extraToken,
   earlyStop: LENGTH_SHAPING_OPTIONS.earlyStop,
@@ -65,7 +65,7 @@ const ADVANTAGE_OPTIONS = {
 const VALIDATION_OPTIONS = {
   every: integer(250, 'Validate every this many steps (and at the last step); 0 = never.', 0),
   prompts: integer(0, 'Validation prompts (the first ones of the split); 0 = the whole split.', 0),
-  metric: string('', 'Metric that selects the best checkpoint (higher is better); every recipe sets one.'),
+  metric: string('', 'Metric that selects the best checkpoint (higher is better); every recipe sets one, and `task: "qa"` sets `"respondentRecall"`.'),
   patience: integer(1500, 'Stop after this many steps without a better validation value (judged at validation steps); 0 = never.', 0),
   klThreshold: number(0, 'Stop when the mean KL to the reference at a step exceeds this; 0 = never. The KL is measured against the '
     + 'frozen reference at every step whenever this is set, also with β = 0 (then it is monitored, not added to the loss).'),

@@ -1,4 +1,4 @@
-// The task of a config: its recipe's kind, bound to the data and the policy's tokenizer.
+// The task of a config: the kind its recipe and `task` name (taskOf), bound to its data and the policy's tokenizer.
 import type { Tokenizer } from '../policy/tokenizer.js';
 import type { TrainerConfig } from './config.js';
 import { recipeOf, taskOf } from './recipes.js';
