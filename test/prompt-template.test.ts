@@ -1,5 +1,5 @@
-// Prompts through the chat template (issue 19): with a tokenizer that has a chat_template, the recommendation and
-// CCR tasks hand the policy each prompt as the user message of that template (after `prompt.system`), ending with
+// Prompts through the chat template (issue 19): with a tokenizer that has a chat_template, the recommendation,
+// CCR and QA tasks hand the policy each prompt as the user message of that template (after `prompt.system`), ending with
 // the assistant header, in training and in evaluation; a tokenizer without one (the demo's) keeps today's prompts.
 // The expected strings follow the ChatML template that trainBpe writes (lib/policy/bpe-train.ts):
 // '<|im_start|>' + role + '\n' + content + '<|im_end|>\n' per message, then '<|im_start|>assistant\n'.
@@ -13,6 +13,7 @@ import { resolveConfig } from '../lib/trainer/recipes.js';
 import { encodePrompt } from '../lib/trainer/rollout.js';
 import { arithmeticData, ccrTask } from '../lib/trainer/task-ccr.js';
 import { loadMoviesData, recommendPrompt } from '../lib/trainer/task-recommend.js';
+import { qaData, qaPrompt } from '../lib/trainer/task-qa.js';
 import { createTask } from '../lib/trainer/tasks.js';
 import { tinyMoviesDir, tinyTokenizer } from './helpers/trainer.js';
 
@@ -76,6 +77,18 @@ describe('prompts through the chat template', () => {
     const { policy, seen } = recordingPolicy(chatml);
     await task.evaluate(policy, 'validation', 1);
     expect(seen).toEqual([turn('system', 'Be brief.') + turn('user', recommendPrompt(movies.validation[0].request, 5)) + ASSISTANT]);
+  });
+
+  it('QA: the question prompt is the user message, in training and in evaluation', async () => {
+    const config = resolveConfig({ recipe: 'remark', task: 'qa', groups: 1, candidates: 2, prompt: { system: 'Answer briefly.' } });
+    const data = qaData(config.data);
+    const task = createTask(config, chatml);
+    const { draws, texts } = task.prompts(0) as unknown as { texts: string[]; draws: { request: number }[] };
+    const head = turn('system', 'Answer briefly.');
+    expect(texts).toEqual([head + turn('user', qaPrompt(data.train[draws[0].request].question, 10)) + ASSISTANT]);
+    const { policy, seen } = recordingPolicy(chatml);
+    await task.evaluate(policy, 'test', 1);
+    expect(seen).toEqual([head + turn('user', qaPrompt(data.test[0].question, 10)) + ASSISTANT]);
   });
 
   it('prompt.thinking passes enable_thinking to the template; "template" passes nothing', () => {

@@ -14,7 +14,10 @@ export {
   type JsonlLocation,
   type RecordParser,
 } from './jsonl.js';
-export { deepmathToMath, gsm8kToMath, mathToMath, parseMathRecord, type MathRecord } from './math-record.js';
+export { deepmathToMath, gsm8kToMath, mathToMath, parseMathRecord, readMathProblems, type MathRecord } from './math-record.js';
+export { clusterOfRespondent, PROTOQA_DEV, readQaFile, respondentsOf } from './qa-files.js';
+export { readCatalogFile, readRecommendFiles, type RecommendFiles } from './recommend-files.js';
+export { holdOut, type HoldOutOptions, type Splits } from './splits.js';
 export {
   generateMoviesMulti,
   MOVIES_MULTI_DEFAULTS,

@@ -1,7 +1,7 @@
 // The `math/1` record schema (a verifiable problem and its reference answer) and the converters of GSM8K,
 // MATH(-500) and DeepMath-style lines into it.
 import { countAt, mismatch, objectAt, optional, required, stringAt } from './fields.js';
-import type { JsonlLocation, RecordParser } from './jsonl.js';
+import { readJsonlSync, type JsonlLocation, type RecordParser } from './jsonl.js';
 import { lineId, parseGsm8kRecord, parseMathSourceRecord, type MathProblem } from './math.js';
 import { versionAt } from './schemas.js';
 
@@ -81,3 +81,12 @@ export const deepmathToMath: RecordParser<MathRecord> = (value, at) => {
     ...(subject === undefined ? {} : { subject }),
   };
 };
+
+/** What a `math/1` file holds, for the error when it cannot be read. */
+export const MATH_RECORD_FILE = 'math/1 JSONL: one {"id", "problem", "answer"} record a line (docs/datasets.md)';
+
+/** The problems of a `math/1` file, in file order, as the math task packs them (`problem` is the question). */
+export function readMathProblems(path: string): MathProblem[] {
+  return readJsonlSync(path, parseMathRecord, MATH_RECORD_FILE).map(({ id, problem, answer, solution }) =>
+    ({ id, question: problem, answer, ...(solution === undefined ? {} : { solution }) }));
+}

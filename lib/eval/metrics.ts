@@ -6,6 +6,7 @@
 import { GrpoError } from '../errors.js';
 import type { Catalog, TitleYear } from '../text/catalog.js';
 import { itemKey, TITLE_NORMALIZATIONS } from '../text/normalize.js';
+import { ITEM_KEYS } from '../text/title.js';
 import type { RewardRequest } from '../rewards/recommend.js';
 import { dcgDiscount } from '../rewards/shapes.js';
 import * as opt from '../options/schema.js';
@@ -36,6 +37,7 @@ export const REC_EVAL_OPTIONS = {
   semantics: opt.choice(EVAL_SEMANTICS, 'default', 'Parsing and matching rules (see the semantics above): the training matcher of the rewards, or Rank-GRPO\'s published evaluation.'),
   normalization: opt.choice(TITLE_NORMALIZATIONS, 'default', 'Title normalisation of the default semantics.'),
   yearTolerance: opt.integer(2, 'Largest |year difference| that still matches.', 0, 100),
+  key: opt.choice(ITEM_KEYS, 'year', 'Items told apart by `"year"` ("Title (Year)" lines) or `"creator"` ("Title (Creator)" lines; the default semantics only).'),
   catalog: opt.opaque<Catalog>('Catalog', '`notInCatalog` check (default) or catalog filter (upstream; needs a catalog built from entries, since '
     + 'upstream compares raw strings and `Catalog.fromIndex` answers only default-normalised lookups); none: no check.'),
   popularity: opt.opaque<Iterable<PopularityEntry> | PopularityIndex>('[{ title, year, popularity }] or a popularityIndex(...)',
@@ -204,7 +206,7 @@ export function evaluateRecommendations(
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected arrays of completions and requests but received ${typeof completions} and ${typeof requests}`);
   }
   length('completions', completions, requests.length, '[requests] (one list per request)');
-  const rules: HitRules = { semantics: o.semantics, normalization: o.normalization, yearTolerance: o.yearTolerance, catalog: o.catalog };
+  const rules: HitRules = { semantics: o.semantics, normalization: o.normalization, yearTolerance: o.yearTolerance, key: o.key, catalog: o.catalog };
   const results = o.ks.map((k) => ({ k, series: emptySeries(requests.length) }));
   requests.forEach((request, g) => {
     checkRequest(request, g);

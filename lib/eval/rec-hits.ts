@@ -3,7 +3,9 @@
  * training matcher of lib/rewards) or upstream Rank-GRPO's `evaluate_direct_match` (§4.10).
  */
 import type { Catalog, TitleYear } from '../text/catalog.js';
+import { GrpoError } from '../errors.js';
 import { parseItems } from '../rewards/items.js';
+import type { ItemKey } from '../text/title.js';
 import { checkContext, checkItems, groundTruth, itemTitles, matchHits, type MatchRules } from '../rewards/match.js';
 import type { SeenEntry } from '../text/records.js';
 import type { TitleNormalization } from '../text/normalize.js';
@@ -27,6 +29,8 @@ export interface HitRules {
   semantics: EvalSemantics;
   normalization: TitleNormalization;
   yearTolerance: number;
+  /** `"creator"`: "Title (Creator)" lines (default semantics only) */
+  key: ItemKey;
   catalog?: Catalog;
 }
 
@@ -51,7 +55,7 @@ export interface ScoredList {
 
 function defaultList(text: string, seen: readonly SeenEntry[], rules: HitRules): ScoredList {
   const match: MatchRules = { mode: 'default', normalization: rules.normalization, yearTolerance: rules.yearTolerance };
-  const { items } = parseItems(text, 'default');
+  const { items } = parseItems(text, rules.key === 'creator' ? 'creator' : 'default');
   const titles = itemTitles(items, match);
   const reasons = checkItems(items, titles.check, checkContext(match, seen, rules.catalog));
   return {
@@ -93,5 +97,6 @@ function upstreamList(text: string, seen: readonly SeenEntry[], rules: HitRules,
  */
 export function scoreList(text: string, seen: readonly SeenEntry[], rules: HitRules, k: number): ScoredList {
   if (rules.semantics === 'default') return defaultList(text, seen, rules);
+  if (rules.key === 'creator') throw new GrpoError('GRPO_UNSUPPORTED', `Evaluation semantics "${rules.semantics}" reads films only; creator-keyed items need "default"`);
   return upstreamList(text, seen, rules, rules.semantics === 'upstreamTruncateFirst' ? k : Infinity);
 }

@@ -1,14 +1,15 @@
 import { GrpoError } from '../errors.js';
 import { oneOf } from '../validate.js';
 import { isJsSpace, forEachLine } from '../text/lines.js';
-import { cleanTitle, yearOpen } from '../text/title.js';
+import { cleanTitle, creatorTitle, trailingGroupOpen, yearOpen } from '../text/title.js';
 import { parseItemsRankGrpo } from './items-rankgrpo.js';
 import type { ParsedItem, ParseResult } from './parsed-item.js';
 
-/** Which parser turns a completion into items. */
-export type ItemParser = 'default' | 'rankGrpo';
+/** Which parser turns a completion into items: films ("Title (Year)", ours or upstream's) or creator-keyed items ("Title (Creator)"). */
+export type ItemParser = 'default' | 'rankGrpo' | 'creator';
 
-export const ITEM_PARSERS: readonly ItemParser[] = Object.freeze(['default', 'rankGrpo']);
+export const ITEM_PARSERS: readonly ItemParser[] = Object.freeze(['default', 'rankGrpo', 'creator']);
+
 
 // The default parser reads each line in place in the completion (no per-line strings or match arrays;
 // it runs ~8k lines per GRPO step), so its patterns use [^\S\n] for "space" and never cross a line.
@@ -49,11 +50,22 @@ function parseLine(text: string, start: number, end: number, line: number): Pars
   return body > start ? { title: cleanTitle(text.slice(body, end)), year: null, span, line } : null;
 }
 
-function parseItemsDefault(text: string): ParseResult {
+/** A "Title (Creator)" line: its item under {@link creatorTitle} with year 0; a marked line without one is a `format` item. */
+function parseCreatorLine(text: string, start: number, end: number, line: number): ParsedItem | null {
+  const body = markerEnd(text, start, end);
+  const open = trailingGroupOpen(text, body, end);
+  const span: [number, number] = [start, end];
+  const title = open < 0 ? '' : cleanTitle(text.slice(body, open));
+  const creator = open < 0 ? '' : text.slice(open + 1, end - 1).trim();
+  if (title.length > 0 && creator.length > 0) return { title: creatorTitle(title, creator), year: 0, span, line };
+  return body > start ? { title: cleanTitle(text.slice(body, end)), year: null, span, line } : null;
+}
+
+function parseLines(text: string, parseOne: typeof parseLine): ParseResult {
   const items: ParsedItem[] = [];
   let skippedLines = 0;
   forEachLine(text, isJsSpace, (start, end, line) => {
-    const item = parseLine(text, start, end, line);
+    const item = parseOne(text, start, end, line);
     if (item) items.push(item);
     else skippedLines++;
   });
@@ -67,13 +79,16 @@ function parseItemsDefault(text: string): ParseResult {
  * comments after the year and blank lines; a line with a list marker but no "Title (Year)" becomes a
  * `format` item (it keeps its rank), any other line without an item is skipped and counted.
  * `"rankGrpo"` reproduces upstream `process_rec_raw` exactly (see items-rankgrpo.ts), quirks included.
+ * `"creator"` reads "Title (Creator)" lines (books, music) as the default parser reads films; each item's title is
+ * `creatorTitle(title, creator)` and its year 0 (see creatorTitle).
  */
 export function parseItems(text: string, parser: ItemParser = 'default'): ParseResult {
   if (typeof text !== 'string') {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected a string for text but received ${typeof text}`);
   }
   oneOf('parser', parser, ITEM_PARSERS);
-  return parser === 'default' ? parseItemsDefault(text) : parseItemsRankGrpo(text);
+  if (parser === 'rankGrpo') return parseItemsRankGrpo(text);
+  return parseLines(text, parser === 'creator' ? parseCreatorLine : parseLine);
 }
 
 /** Renders items as a numbered list, "1. Title (Year)" per line (the format the parsers read). */

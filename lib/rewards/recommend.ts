@@ -5,6 +5,7 @@ import { integer, length } from '../validate.js';
 import { Catalog, type TitleYear } from '../text/catalog.js';
 import { TITLE_NORMALIZATIONS } from '../text/normalize.js';
 import type { SeenEntry } from '../text/records.js';
+import { ITEM_KEYS } from '../text/title.js';
 import { parseItems } from './items.js';
 import { lengthReward } from './length.js';
 import {
@@ -56,6 +57,8 @@ export const RANK_REWARD_OPTIONS = {
   mode: opt.choice(['default', 'rankGrpo'] as const, 'default', '`"rankGrpo"` reproduces upstream parsing and matching exactly (raw seen/catalog checks, no duplicate check).'),
   normalization: opt.choice(TITLE_NORMALIZATIONS, 'default', 'Title normalisation of the default mode.'),
   yearTolerance: opt.integer(2, 'Largest |year difference| that still matches.', 0, 100),
+  key: opt.choice(ITEM_KEYS, 'year', 'What tells items of one title apart: `"year"` (films, "Title (Year)" lines, the year rule) or `"creator"` '
+    + '(books, music: "Title (Creator)" lines; requests, seen lists and catalog entries hold `creatorTitle(title, creator)` with year 0).'),
   catalog: catalogOption,
 };
 
@@ -135,7 +138,7 @@ export function scoreCompletion(
   rewards: Float32Array = new Float32Array(o.k),
   hits: Float32Array = new Float32Array(o.k),
 ): RankRewardResult {
-  const { items, skippedLines } = parseItems(text, o.mode);
+  const { items, skippedLines } = parseItems(text, o.key === 'creator' ? 'creator' : o.mode);
   const titles = itemTitles(items, prepared.context.rules);
   const reasons = checkItems(items, titles.check, prepared.context);
   for (const truth of prepared.truths) addHits(hits, 1 / prepared.truths.length, items, titles.truth, reasons, truth, o.yearTolerance);

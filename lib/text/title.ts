@@ -50,3 +50,25 @@ export function yearOpen(text: string, from: number, end: number): number {
   }
   return -1;
 }
+
+/** What tells two items of one title apart: the release year (films) or the creator (an author, an artist). */
+export type ItemKey = 'year' | 'creator';
+
+export const ITEM_KEYS: readonly ItemKey[] = Object.freeze(['year', 'creator'] as const);
+
+/**
+ * The one title under which a creator-keyed item (a book and its author, a record and its artist) is checked and
+ * matched: `"Title / Creator"`. Items keyed by a creator have no year: they are compared as this title with year 0,
+ * so every title rule (normalisation, seen, catalog, duplicates) applies to the pair and the year rule to nothing.
+ * @example creatorTitle('The Hobbit', 'J. R. R. Tolkien') // "The Hobbit / J. R. R. Tolkien"
+ */
+export function creatorTitle(title: string, creator: string): string {
+  return `${title.trim()} / ${creator.trim()}`;
+}
+
+/** Where the trailing "(…)" group of [from, end) opens (its ")" ends the range; nothing nested), or −1. */
+export function trailingGroupOpen(text: string, from: number, end: number): number {
+  if (text[end - 1] !== ')') return -1;
+  const open = text.lastIndexOf('(', end - 2);
+  return open >= from && text.indexOf(')', open) === end - 1 ? open : -1;
+}

@@ -9,11 +9,17 @@ import { PROMPT_OPTIONS } from '../options/prompt.js';
 import {
   boolean, choice, defaultsOf, integer, nested, nullable, number, POSITIVE, string, type Field, type Naming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_OPTIONS } from '../options/token-advantages.js';
+import { TITLE_NORMALIZATIONS } from '../text/normalize.js';
+import { ITEM_KEYS } from '../text/title.js';
 import * as check from '../validate.js';
 import { checkMicroBatchLoss } from './micro-batch.js';
 
 export const RECIPE_NAMES = ['rank-grpo', 'remark', 'remark-mean', 'rank-grpo-requests', 'ccr', 'grpo'] as const;
 export type RecipeName = (typeof RECIPE_NAMES)[number];
+
+/** What a run trains on: list recommendation, multi-answer questions (both rank-wise) or verifiable math (CCR). */
+export const TASK_KINDS = ['recommend', 'qa', 'math'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
 
 const GENERATION_OPTIONS = {
   maxNewTokens: integer(160, 'Completion cap in tokens (CCR: the cap shared by the N packed answers).', 1),
@@ -24,14 +30,19 @@ const GENERATION_OPTIONS = {
 
 /** Rewards (the recipe picks which fields apply). */
 const REWARD_OPTIONS = {
-  ranks: integer(20, 'Recommendation: K, the ranks scored.', 1),
-  shape: choice(['hit', 'dcgTail'] as const, 'hit', 'Recommendation: hits → rewards, `"hit"` (Rank-GRPO exp_inf) or `"dcgTail"`.'),
+  ranks: integer(20, 'Recommendation and QA: K, the ranks scored (`task: "qa"` sets 10).', 1),
+  shape: choice(['hit', 'dcgTail'] as const, 'hit', 'Recommendation and QA: hits → rewards, `"hit"` (Rank-GRPO exp_inf) or `"dcgTail"`.'),
   yearTolerance: integer(2, 'Recommendation: largest |year difference| that still matches.', 0),
-  catalog: choice(['full', 'benchmark', 'none'] as const, 'full', 'Recommendation: catalog of the notInCatalog check: the full shipped index, the benchmark films, or none.'),
+  catalog: choice(['full', 'benchmark', 'none'] as const, 'full', 'Recommendation: catalog of the notInCatalog check: the full shipped index, the benchmark films, or none. '
+    + 'On your own files (`data.recommend`) `"full"` and `"benchmark"` both mean `data.catalog` (no check without one).'),
+  normalization: choice(TITLE_NORMALIZATIONS, 'default', 'Recommendation: how titles are normalised before they are compared (docs/recommendation.md): '
+    + '`"default"` (NFKC, lower case, punctuation collapsed, a leading article dropped), `"rankGrpo"` (upstream\'s) or `"none"` (exact strings).'),
   problems: integer(3, 'CCR: problems packed per prompt, N.', 1),
+  order: choice(['fixed', 'shuffled'] as const, 'shuffled', 'CCR: how the training problems are packed N at a time: `"shuffled"` (a '
+    + 'permutation seeded by `seed`) or `"fixed"` (consecutive problems in file order); a final partial group is dropped.'),
   wAcc: number(2, 'CCR: weight of the accuracy term.'),
   wFmt: number(1, 'CCR: weight of the format term.'),
-  lengthWeight: number(0, 'Recommendation: weight of the length reward −min(1, |items − K| / K), added to the rank-1 reward (how '
+  lengthWeight: number(0, 'Recommendation and QA: weight of the length reward −min(1, |items − K| / K), added to the rank-1 reward (how '
     + 'Rank-GRPO\'s `_calculate_rewards` places a scalar reward function).'),
 };
 
@@ -41,7 +52,7 @@ const ADVANTAGE_OPTIONS = {
   stdEpsilon: NORMALIZE_OPTIONS.stdEpsilon,
   singletonGroup: NORMALIZE_OPTIONS.singletonGroup,
   nanRewards: NORMALIZE_OPTIONS.nanRewards,
-  lengthShaping: boolean(true, 'Recommendation: Rank-GRPO length shaping (end-of-list bonus, overflow and early-stop penalties).'),
+  lengthShaping: boolean(true, 'Recommendation and QA: Rank-GRPO length shaping (end-of-list bonus, overflow and early-stop penalties).'),
   endOfList: LENGTH_SHAPING_OPTIONS.endOfList,
   extraToken: LENGTH_SHAPING_OPTIONS.extraToken,
   earlyStop: LENGTH_SHAPING_OPTIONS.earlyStop,
@@ -54,7 +65,7 @@ const ADVANTAGE_OPTIONS = {
 const VALIDATION_OPTIONS = {
   every: integer(250, 'Validate every this many steps (and at the last step); 0 = never.', 0),
   prompts: integer(0, 'Validation prompts (the first ones of the split); 0 = the whole split.', 0),
-  metric: string('', 'Metric that selects the best checkpoint (higher is better); every recipe sets one.'),
+  metric: string('', 'Metric that selects the best checkpoint (higher is better); every recipe sets one, and `task: "qa"` sets `"respondentRecall"`.'),
   patience: integer(1500, 'Stop after this many steps without a better validation value (judged at validation steps); 0 = never.', 0),
   klThreshold: number(0, 'Stop when the mean KL to the reference at a step exceeds this; 0 = never. The KL is measured against the '
     + 'frozen reference at every step whenever this is set, also with β = 0 (then it is monitored, not added to the loss).'),
@@ -67,6 +78,24 @@ const DATA_OPTIONS = {
   arithmeticEval: integer(300, 'Arithmetic problems generated for validation and for test, each.', 1),
   arithmeticMaxSteps: integer(4, 'Most operations per arithmetic problem.', 1),
   arithmeticSeed: integer(0, 'Seed of the arithmetic problems (fixed apart from the run seed, so runs share their problems).', 0),
+  math: string('', 'Math task: `math/1` JSONL of the training problems (docs/datasets.md); "" = the generated arithmetic.'),
+  mathValidation: string('', 'Math task: `math/1` JSONL of the validation problems; "" = held out of `math` (`heldOut`, `splitSeed`).'),
+  mathTest: string('', 'Math task: `math/1` JSONL of the test problems; "" = held out of `math` (`heldOut`, `splitSeed`).'),
+  qa: string('', 'QA task: `qa/1` JSONL of the training questions (docs/datasets.md); "" = the bundled ProtoQA dev set (data/protoqa).'),
+  qaValidation: string('', 'QA task: `qa/1` JSONL of the validation questions; "" = held out of `qa` (`heldOut`, `splitSeed`).'),
+  qaTest: string('', 'QA task: `qa/1` JSONL of the test questions; "" = held out of `qa` (`heldOut`, `splitSeed`).'),
+  recommend: string('', 'Recommendation task: your `recommend/1` requests, a folder (train.jsonl, and validation.jsonl, test.jsonl and '
+    + 'catalog.jsonl where present) or a train file; "" = the movies-multi benchmark of `moviesDir`.'),
+  recommendValidation: string('', 'Recommendation task: `recommend/1` JSONL of the validation requests; "" = the folder\'s, else held out of the train file.'),
+  recommendTest: string('', 'Recommendation task: `recommend/1` JSONL of the test requests; "" = the folder\'s, else held out of the train file.'),
+  catalog: string('', 'Recommendation task: the `catalog/1` JSONL of the notInCatalog check on your own files; "" = the folder\'s catalog.jsonl, else no check.'),
+  itemKey: choice(ITEM_KEYS, 'year', 'Recommendation task on your own files: what tells items of one title apart, `"year"` (films: "Title (Year)", '
+    + 'the `rewards.yearTolerance` rule) or `"creator"` (books, music: "Title (Creator)", compared exactly after normalisation).'),
+  itemNoun: string('films', 'Recommendation prompt: what the items are called ("Recommend K films, …").'),
+  creatorLabel: string('Creator', 'Recommendation prompt with `itemKey: "creator"`: the word in the line format asked for ("rank. Title (Author)").'),
+  heldOut: integer(0, 'Records held out of the training file for validation and for test, each, when their own file is not given; '
+    + '0 = 10% of the file each (at least 1).', 0),
+  splitSeed: integer(0, 'Seed of the permutation that picks the held-out records (the same seed, file and `heldOut`, the same splits).', 0),
 };
 
 /** Policy-loss options on top of the recipe's preset: merged layer over layer, checked whole by resolveLossOptions. */
@@ -88,6 +117,9 @@ const LORA_FIELD: Field<LoraSettings | null> = {
 /** Everything a run needs besides its policy. Paper-scale defaults (ReMaRk / Rank-GRPO: G 48 × S 8, K 20, validation every 250 up to 2,000 steps). */
 export const TRAINER_OPTIONS = {
   recipe: choice(RECIPE_NAMES, 'remark', 'One of the six recipes (docs/trainer.md).'),
+  task: choice(['recipe', ...TASK_KINDS] as const, 'recipe', 'What the run trains on (docs/trainer.md, "Tasks"): `"recommend"`, `"qa"` or '
+    + '`"math"`; `"recipe"` = the recipe\'s own (`"recommend"` for the recommendation recipes, `"math"` for `ccr` and `grpo`). The '
+    + 'recommendation recipes also train on `"qa"`.'),
   seed: integer(0, 'Seeds the sampler, the generation and the evaluation draws.', 0),
   device: choice(DEVICES, 'cpu', 'Where the command line creates and loads the built-in policy: `"cpu"`, `"cuda"` or `"auto"` (CUDA '
     + 'when available). `train()` refuses a policy on another device than this one names. The default stays `"cpu"` because the GPU '

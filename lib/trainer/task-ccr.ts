@@ -1,9 +1,13 @@
-// The CCR task (ccr, grpo): seeded arithmetic problems packed N per prompt, the CCR reward, group
-// advantages broadcast over each completion with the recipe's truncation policy.
+// The math task (ccr, grpo): verifiable problems (a user's math/1 files, or seeded arithmetic) packed N per
+// prompt, the CCR reward through the verifier, group advantages broadcast over each completion with the
+// recipe's truncation policy.
 import { generateArithmetic, type ArithmeticProblem } from '../data/arithmetic.js';
-import { packGroups } from '../data/math.js';
+import { packGroups, type MathProblem } from '../data/math.js';
+import { readMathProblems } from '../data/math-record.js';
 import { mixSeed } from '../data/rng.js';
 import { PromptSampler } from '../data/samplers.js';
+import { holdOut, type Splits } from '../data/splits.js';
+import { GrpoError } from '../errors.js';
 import { ccrSignal, zeroRewardFractions } from '../eval/diagnostics.js';
 import { evaluateCcr } from '../eval/ccr-metrics.js';
 import { groupAdvantagesSync } from '../kernels/advantage.js';
@@ -32,6 +36,18 @@ export function arithmeticData(data: DataConfig): ArithmeticData {
   return { train: make(0, data.arithmeticTrain), validation: make(1, data.arithmeticEval), test: make(2, data.arithmeticEval) };
 }
 
+/**
+ * The problems of the math task: the `math/1` files of `data.math` (validation and test from their own files, or
+ * held out of it: `holdOut`), or the generated arithmetic when `data.math` is "".
+ */
+export function mathData(data: DataConfig): Splits<MathProblem> {
+  if (data.math === '') return arithmeticData(data);
+  const own = (path: string) => (path === '' ? undefined : readMathProblems(path));
+  return holdOut(readMathProblems(data.math), {
+    validation: own(data.mathValidation), test: own(data.mathTest), heldOut: data.heldOut, seed: data.splitSeed, source: data.math,
+  });
+}
+
 interface CcrPrompts {
   texts: string[];
   truths: string[][];
@@ -43,10 +59,13 @@ interface CcrRewards extends CcrBatchRewards {
 }
 
 /** `template` builds every prompt, training and evaluation alike (the CCR study's is shorter than the default). */
-export function ccrTask(config: TrainerConfig, data: ArithmeticData, tokenizer: Tokenizer, template: CcrTemplate = defaultCcrTemplate): Task<CcrPrompts, CcrRewards> {
+export function ccrTask(config: TrainerConfig, data: Splits<MathProblem>, tokenizer: Tokenizer, template: CcrTemplate = defaultCcrTemplate): Task<CcrPrompts, CcrRewards> {
   const n = config.rewards.problems;
   const S = config.candidates;
-  const groups = packGroups(data.train, { n, order: 'shuffled', seed: config.seed >>> 0 });
+  const groups = packGroups(data.train, { n, order: config.rewards.order, seed: config.seed >>> 0 });
+  if (groups.length === 0) {
+    throw new GrpoError('GRPO_VALUE_RANGE', `config "rewards.problems": ${data.train.length} training problems cannot fill one prompt of N = ${n}`);
+  }
   const sampler = new PromptSampler(groups.map(() => 1), { unit: 'requests', batchSize: config.groups, seed: config.seed });
   const rewardOptions = { wAcc: config.rewards.wAcc, wFmt: config.rewards.wFmt };
   const options = resolvedOptions(config);

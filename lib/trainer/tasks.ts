@@ -1,9 +1,10 @@
-// The task of a config: its recipe's kind, bound to the data and the policy's tokenizer.
+// The task of a config: the kind its recipe and `task` name (taskOf), bound to its data and the policy's tokenizer.
 import type { Tokenizer } from '../policy/tokenizer.js';
 import type { TrainerConfig } from './config.js';
-import { recipeOf } from './recipes.js';
-import { arithmeticData, ccrTask } from './task-ccr.js';
-import { loadMoviesData, recommendTask, type MoviesData } from './task-recommend.js';
+import { recipeOf, taskOf } from './recipes.js';
+import { ccrTask, mathData } from './task-ccr.js';
+import { qaData, qaTask } from './task-qa.js';
+import { loadMoviesData, loadRecommendFiles, recommendTask, type MoviesData } from './task-recommend.js';
 import type { Task } from './task.js';
 
 const moviesCache = new Map<string, MoviesData>();
@@ -15,9 +16,14 @@ export function moviesData(dir: string): MoviesData {
   return data;
 }
 
-/** The task that `config.recipe` trains. */
+/** The task that `config.recipe` trains on `config.task`. */
 export function createTask(config: TrainerConfig, tokenizer: Tokenizer): Task {
   const recipe = recipeOf(config.recipe);
-  if (recipe.task === 'recommend') return recommendTask(config, recipe, moviesData(config.data.moviesDir), tokenizer) as Task;
-  return ccrTask(config, arithmeticData(config.data), tokenizer) as Task;
+  const kind = taskOf(config);
+  if (kind === 'recommend') {
+    const data = config.data.recommend === '' ? moviesData(config.data.moviesDir) : loadRecommendFiles(config.data);
+    return recommendTask(config, recipe, data, tokenizer) as Task;
+  }
+  if (kind === 'qa') return qaTask(config, recipe, qaData(config.data), tokenizer) as Task;
+  return ccrTask(config, mathData(config.data), tokenizer) as Task;
 }

@@ -21,9 +21,23 @@ export const trainCommand: Command = {
     '130 (143); --resume continues exactly, or writes the test evaluation and report a stopped run had left. On resume only these\n' +
     `options may change: ${RESUMABLE_OPTIONS.join(', ')}; any other is refused (it would change what the remaining steps compute).\n` +
     'LoRA: --lora.rank 16 --lora.targetModules q_proj,v_proj (and --lora.alpha, --lora.dropout, --lora.rslora) trains adapters on\n' +
-    'the frozen --policy; checkpoints are then adapters in PEFT\'s format (grpo merge <checkpoint>/policy --out <folder>).',
+    'the frozen --policy; checkpoints are then adapters in PEFT\'s format (grpo merge <checkpoint>/policy --out <folder>).\n\n' +
+    'Tasks (--task; default the recipe\'s own; docs/trainer.md "Tasks", your own files: docs/datasets.md "Train on your own data"):\n' +
+    '  math       ccr, grpo: --data.math train.jsonl (math/1) [--data.mathValidation v.jsonl] [--data.mathTest t.jsonl]; a split\n' +
+    '             without its file is held out of the training file (--data.heldOut, 0 = 10%; --data.splitSeed); N, the shared\n' +
+    '             cap and the packing: --rewards.problems, --generation.maxNewTokens, --rewards.order fixed|shuffled.\n' +
+    '             No file: the generated arithmetic. Demo file: data/gsm8k/gsm8k-test-300.jsonl\n' +
+    '  recommend  rank-grpo, rank-grpo-requests, remark, remark-mean: --data.recommend <folder or train.jsonl> (recommend/1) with\n' +
+    '             --data.catalog catalog.jsonl (catalog/1; default the folder\'s catalog.jsonl), splits as for math; films by\n' +
+    '             "Title (Year)" (--rewards.yearTolerance 2), books or music by "Title (Creator)" (--data.itemKey creator,\n' +
+    '             --data.itemNoun books, --data.creatorLabel Author); --rewards.normalization, --rewards.catalog none; select\n' +
+    '             with --validation.metric unionRecall on files without relevant sets. No files: movies-multi (--data.moviesDir)\n' +
+    '  qa         the same four with --task qa: --data.qa train.jsonl (qa/1) [--data.qaValidation v.jsonl] [--data.qaTest t.jsonl];\n' +
+    '             held out as for math; no file: the bundled ProtoQA dev set. Lists of K = 10 answers (--rewards.ranks);\n' +
+    '             remark scores the union of the respondents\' answers, remark-mean their count-weighted mean, rank-grpo\n' +
+    '             one drawn respondent; test and validation report respondentRecall (recall@K per respondent) and clusterRecall',
   flags: [
-    { name: 'recipe', help: 'rank-grpo | remark | remark-mean | ccr | grpo (default remark)' },
+    { name: 'recipe', help: 'rank-grpo | rank-grpo-requests | remark | remark-mean | ccr | grpo (default remark)' },
     { name: 'policy', help: 'starting checkpoint folder (e.g. runs/sft/policy)' },
     { name: 'out', help: 'run directory to create' },
     { name: 'config', help: 'JSON file with trainer options (flags override it)' },
