@@ -16,6 +16,7 @@
  * | GRPO_NATIVE_LOAD        | the native addon could not be loaded                       |
  * | GRPO_CUDA_UNAVAILABLE   | the CUDA backend was requested but cannot run here         |
  * | GRPO_OUT_OF_MEMORY      | a native allocation failed                                 |
+ * | GRPO_REMOTE_UNAVAILABLE | an inference server stayed down (timeouts, 5xx) past retries |
  * | GRPO_INTERNAL           | a bug in grpo-native: please report it                     |
  */
 export type GrpoErrorCode =
@@ -31,6 +32,7 @@ export type GrpoErrorCode =
   | 'GRPO_NATIVE_LOAD'
   | 'GRPO_CUDA_UNAVAILABLE'
   | 'GRPO_OUT_OF_MEMORY'
+  | 'GRPO_REMOTE_UNAVAILABLE'
   | 'GRPO_INTERNAL';
 
 export class GrpoError extends Error {

@@ -119,6 +119,8 @@ export {
 export { policyLossReference, klReference, type LossReferenceInput } from './reference/loss.js';
 export { normalizeGroupsReference, groupsOf, rankCellsOf, itemTokenRowReference } from './reference/advantage.js';
 export * from './policy/index.js';
+export * from './export/index.js';
+export * from './rollout/index.js';
 export { loadCuda, DEVICES, type Device, type ResolvedDevice, type CudaLoad, type CudaProbe, type CudaBinding } from './binding/index.js';
 export type { SampleCallOptions } from './kernels/sampling.js';
 export * from './trainer/index.js';

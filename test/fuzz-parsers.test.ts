@@ -1,7 +1,7 @@
 // Fuzzing every parser of user files and model outputs (fast-check, fixed seed): random inputs and
 // mutations of valid ones either parse or raise a GrpoError, never another exception (a TypeError from a
 // missing field, a RangeError from a deep structure) or a crash.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -12,6 +12,8 @@ import { parseGsm8k, parseMathDataset } from '../lib/data/math.js';
 import { parseFilmRecord } from '../lib/data/movies-multi-files.js';
 import { parseCatalogRecord, parseQaRecord, parseRequestRecord } from '../lib/data/schemas.js';
 import { GrpoError } from '../lib/errors.js';
+import { writeGguf, type GgufValue } from '../lib/export/gguf-file.js';
+import { readGgufHeader, readGgufTensor } from '../lib/export/gguf-read.js';
 import { configFromHf, configToHf } from '../lib/policy/config.js';
 import { readSafetensors, writeSafetensors } from '../lib/policy/safetensors.js';
 import { Tokenizer } from '../lib/policy/tokenizer.js';
@@ -19,6 +21,7 @@ import { findBoxed, lastBoxed } from '../lib/text/boxed.js';
 import { Catalog } from '../lib/text/catalog.js';
 import { extractAnswers } from '../lib/rewards/ccr-extract.js';
 import { parseItems } from '../lib/rewards/items.js';
+import { parseCompletion } from '../lib/rollout/completions.js';
 import { verifyAnswer } from '../lib/rewards/verify/index.js';
 import { resolveConfig } from '../lib/trainer/recipes.js';
 import { tinyConfig, tinyTokenizer } from './helpers/trainer.js';
@@ -125,6 +128,38 @@ describe('model files', () => {
       writeFileSync(path, Buffer.concat([prefix, bytes, Buffer.alloc(data)]));
       await parsesOrGrpoErrorAsync(() => readSafetensors(path));
     }), runs(300));
+  });
+
+  it('GGUF: byte mutations and truncations of a valid file (key-values, tensor infos, data)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grpo-fuzz-gguf-'));
+    const valid = join(dir, 'valid.gguf');
+    const metadata = new Map<string, GgufValue>([
+      ['general.architecture', { type: 'string', value: 'llama' }], ['llama.block_count', { type: 'uint32', value: 2 }],
+      ['tokenizer.ggml.tokens', { type: 'array', itemType: 'string', values: ['a', 'b', 'ab'] }],
+      ['tokenizer.ggml.token_type', { type: 'array', itemType: 'int32', values: [1, 1, 3] }], ['x.f', { type: 'float64', value: 0.5 }],
+    ]);
+    await writeGguf(valid, { metadata, tensors: [
+      { name: 'w', dims: [3, 2], type: 'F16', data: new Float32Array(6).fill(1) }, { name: 'n', dims: [4], type: 'F32', data: new Float32Array(4) },
+    ] });
+    const bytes = readFileSync(valid);
+    const edit = fc.record({ at: fc.nat({ max: bytes.length - 1 }), value: fc.integer({ min: 0, max: 255 }) });
+    const file = fc.record({ edits: fc.array(edit, { minLength: 1, maxLength: 6 }), keep: fc.oneof(fc.constant(bytes.length), fc.nat({ max: bytes.length })) });
+    let i = 0;
+    await fc.assert(fc.asyncProperty(file, async ({ edits, keep }) => {
+      const copy = Buffer.from(bytes);
+      for (const e of edits) copy[e.at] = e.value;
+      const path = join(dir, `f${i++}.gguf`);
+      writeFileSync(path, copy.subarray(0, keep));
+      await parsesOrGrpoErrorAsync(async () => {
+        const header = await readGgufHeader(path);
+        for (const t of header.tensors) await readGgufTensor(path, header, t.name);
+      });
+    }), runs(300));
+  });
+
+  it('/v1/completions answers: random JSON and mutated answers', () => {
+    const valid = { choices: [0, 1].map((index) => ({ index, token_ids: [3, 4], logprobs: { token_logprobs: [-0.5, -1] }, finish_reason: 'length' })) };
+    fc.assert(fc.property(fc.oneof(anyJson, mutatedJson(valid)), (json) => parsesOrGrpoError(() => parseCompletion(json, 2, 'http://h'))), runs(600));
   });
 
   it('tokenizer.json: mutated tokenizers (construction, encode, decode)', () => {

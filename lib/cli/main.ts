@@ -10,13 +10,14 @@ import { compareCommand, reportCommand } from './commands/compare.js';
 import { dataCommand } from './commands/data.js';
 import { demoCommand } from './commands/demo.js';
 import { evalCommand } from './commands/eval.js';
+import { exportCommand } from './commands/export.js';
 import { mergeCommand } from './commands/merge.js';
 import { reproduceCommand } from './commands/reproduce.js';
 import { sftCommand } from './commands/sft.js';
 import { trainCommand } from './commands/train.js';
 import { createReporter } from './progress.js';
 
-export const COMMANDS: readonly Command[] = [sftCommand, trainCommand, evalCommand, compareCommand, reportCommand, dataCommand, benchCommand, demoCommand, reproduceCommand, mergeCommand];
+export const COMMANDS: readonly Command[] = [sftCommand, trainCommand, evalCommand, compareCommand, reportCommand, dataCommand, benchCommand, demoCommand, reproduceCommand, mergeCommand, exportCommand];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
