@@ -61,6 +61,7 @@ describe('runCcrStudy (quick)', () => {
     expect(s.completionTokensPerStep.grpoShort).toBeLessThanOrEqual(s.groups * s.candidates * quick.caps.short);
     expect(s.sftLength.samples).toBe(quick.lengthProbe);
     expect(s.sftConciseShare).toBe(quick.problems.conciseShare);
+    for (const accuracy of Object.values(s.sftLength.accuracyByStyle)) expect(Number.isNaN(accuracy) || (accuracy >= 0 && accuracy <= 1)).toBe(true);
     expect(s.sftLength.p90).toBeGreaterThanOrEqual(s.sftLength.mean * 0.5);
     expect(s.sftLength.longWindowFits).toBe(s.sftLength.p99 < quick.caps.long);
     expect(Object.keys(s.testDifferences)).toEqual(['ccrMinusGrpoLong', 'ccrMinusGrpoShort', 'grpoShortMinusGrpoLong']);

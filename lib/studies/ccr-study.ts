@@ -5,7 +5,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mixSeed } from '../data/rng.js';
-import { generateStepwise, workingStyles, type StepwiseOptions } from '../data/stepwise.js';
+import { generateStepwise, workingStyles, type StepwiseOptions, type StepwiseStyle } from '../data/stepwise.js';
 import { GrpoError } from '../errors.js';
 import { quantileSorted, type RequestSeries } from '../eval/bootstrap.js';
 import { predictedInformative } from '../eval/diagnostics.js';
@@ -92,6 +92,7 @@ async function sftLength(policy: Policy, data: ArithmeticData, s: CcrStudySettin
   const window = Math.min(s.caps.long + 64, policy.config.maxPositions - 96);
   const prompts = problems.map((p) => encodePrompt(tokenizer, packProblems([p], { n: 1, template: STUDY_TEMPLATE })));
   const out = await policy.generate(prompts, { maxNewTokens: window, temperature, seed: 18 });
+  const texts = out.map((g) => g.text ?? tokenizer.decode(g.tokens, { skipSpecialTokens: true }));
   const lengths = out.map((g) => g.tokens.length).sort((a, b) => a - b);
   const p99 = quantileSorted(lengths, 0.99);
   return {
@@ -99,9 +100,22 @@ async function sftLength(policy: Policy, data: ArithmeticData, s: CcrStudySettin
     mean: lengths.reduce((sum, v) => sum + v, 0) / lengths.length,
     p90: quantileSorted(lengths, 0.9), p99, max: lengths[lengths.length - 1],
     truncated: out.filter((g) => g.truncated).length,
-    conciseShare: conciseShare(out.map((g) => g.text ?? tokenizer.decode(g.tokens, { skipSpecialTokens: true }))),
+    conciseShare: conciseShare(texts),
+    accuracyByStyle: accuracyByStyle(texts, problems.map((p) => p.answer)),
     longWindowFits: p99 < s.caps.long,
   };
+}
+
+/** Accuracy of the single-problem samples written in each style (NaN for a style no sample used). */
+function accuracyByStyle(texts: readonly string[], answers: readonly string[]): Record<StepwiseStyle, number> {
+  const tally = { verbose: { correct: 0, count: 0 }, concise: { correct: 0, count: 0 } };
+  texts.forEach((text, i) => {
+    const style = workingStyles(text)[0];
+    if (!style) return;
+    tally[style].count += 1;
+    tally[style].correct += ccrReward(text, [answers[i]]).accuracy;
+  });
+  return { verbose: tally.verbose.correct / tally.verbose.count, concise: tally.concise.correct / tally.concise.count };
 }
 
 const ARM_RECIPE: PerArm<{ recipe: 'grpo' | 'ccr'; cap: keyof CcrStudySettings['caps'] }> = {

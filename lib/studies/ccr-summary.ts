@@ -60,6 +60,8 @@ export interface SftLength {
   longWindowFits: boolean;
   /** share of the samples written in the concise style (the SFT data's share is `sftConciseShare`) */
   conciseShare: number;
+  /** accuracy of the samples written in each style: whether the short form keeps the answers right */
+  accuracyByStyle: { verbose: number; concise: number };
 }
 
 type Estimate = Pick<Interval, 'estimate' | 'low' | 'high'>;
@@ -182,7 +184,8 @@ export function ccrMarkdown(s: CcrSummary): string {
     '',
     `SFT policy, single problems sampled at temperature ${l.temperature} (${l.samples} samples, window ${l.window}): completion length mean ${formatNumber(l.mean, 1)}, ` +
       `p90 ${formatNumber(l.p90, 0)}, p99 ${formatNumber(l.p99, 0)} tokens (${l.truncated} hit the window); p99 ${l.longWindowFits ? '<' : '≥'} the long window ${s.caps.grpoLong}; ` +
-      `${formatNumber(l.conciseShare, 3)} of them concise (SFT data: ${formatNumber(s.sftConciseShare, 2)}).`,
+      `${formatNumber(l.conciseShare, 3)} of them concise (SFT data: ${formatNumber(s.sftConciseShare, 2)}); ` +
+      `accuracy of the verbose ones ${formatNumber(l.accuracyByStyle.verbose, 3)}, of the concise ones ${formatNumber(l.accuracyByStyle.concise, 3)}.`,
     '',
     `**Tokens per step, ccr against grpo at the long window: ${percent(s.tokenReduction.tokensPerStep)} (prompt + completion), ` +
       `${percent(s.tokenReduction.completionTokensPerStep)} (completion only)**; the paper: ${percent(PAPER_REDUCTION.tokensPerStep)} / ${percent(PAPER_REDUCTION.completionTokensPerStep)}.`,
