@@ -46,6 +46,9 @@ describe('runCcrStudy (quick)', () => {
       expect(s.informativeGroups[arm]).toBeCloseTo(mean(r.map((x) => x.stats.informativeGroups)), 9);
       expect(s.informativePredicted[arm]).toBeCloseTo(mean(r.map((x) => x.stats.informativePredictedPerPrompt)), 9);
       expect(s.truncationRate[arm]).toBeCloseTo(mean(r.map((x) => x.truncationRate)), 9);
+      const concise = r.map((x) => x.stats.conciseShare).filter((v: number | null) => v !== null); // NaN is null in JSON
+      if (concise.length > 0) expect(s.conciseShare[arm]).toBeCloseTo(mean(concise), 9);
+      else expect(s.conciseShare[arm]).toBeNaN();
       expect(s.completionLengthPerProblem[arm]).toBeCloseTo(mean(r.map((x) => x.completionLength.mean)) / (arm === 'ccr' ? 3 : 1), 9);
       const t = s.testAccuracy[arm];
       expect(t.low).toBeLessThanOrEqual(t.estimate);
@@ -57,6 +60,8 @@ describe('runCcrStudy (quick)', () => {
     expect(s.truncationRate.grpoShort).toBeGreaterThan(s.truncationRate.grpoLong);
     expect(s.completionTokensPerStep.grpoShort).toBeLessThanOrEqual(s.groups * s.candidates * quick.caps.short);
     expect(s.sftLength.samples).toBe(quick.lengthProbe);
+    expect(s.sftConciseShare).toBe(quick.problems.conciseShare);
+    for (const accuracy of Object.values(s.sftLength.accuracyByStyle)) expect(Number.isNaN(accuracy) || (accuracy >= 0 && accuracy <= 1)).toBe(true);
     expect(s.sftLength.p90).toBeGreaterThanOrEqual(s.sftLength.mean * 0.5);
     expect(s.sftLength.longWindowFits).toBe(s.sftLength.p99 < quick.caps.long);
     expect(Object.keys(s.testDifferences)).toEqual(['ccrMinusGrpoLong', 'ccrMinusGrpoShort', 'grpoShortMinusGrpoLong']);
@@ -70,7 +75,7 @@ describe('runCcrStudy (quick)', () => {
     expect(report).toContain(result.markdown);
     expect(report).toContain('## Paired differences against grpoLong');
     const figures = [...report.matchAll(/\]\(([^)]+\.svg)\)/g)].map((m) => m[1]);
-    for (const name of ['study-tokens-per-step.svg', 'study-informative-groups.svg', 'study-length-per-problem.svg']) expect(figures).toContain(name);
+    for (const name of ['study-tokens-per-step.svg', 'study-informative-groups.svg', 'study-length-per-problem.svg', 'study-accuracy-reward.svg', 'study-concise-share.svg']) expect(figures).toContain(name);
     for (const f of figures) expect(readFileSync(join(out, 'report', f), 'utf8')).toMatch(/^<svg/);
   });
 });

@@ -5,7 +5,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mixSeed } from '../data/rng.js';
-import { generateStepwise } from '../data/stepwise.js';
+import { generateStepwise, workingStyles, type StepwiseOptions, type StepwiseStyle } from '../data/stepwise.js';
 import { GrpoError } from '../errors.js';
 import { quantileSorted, type RequestSeries } from '../eval/bootstrap.js';
 import { predictedInformative } from '../eval/diagnostics.js';
@@ -38,9 +38,15 @@ export type { CcrSummary } from './ccr-summary.js';
 export const STUDY_TEMPLATE: CcrTemplate = (questions) =>
   [...questions.map((q, i) => `Problem ${i + 1}: ${q.trim()}`), 'Work step by step; end each with Answer k: \\boxed{}.'].join('\n');
 
+/** The generator's options of the study's problems (everything but the split sizes). */
+function stepwiseOptions(s: CcrStudySettings): Omit<StepwiseOptions, 'count' | 'seed'> {
+  const { train, validation, test, ...options } = s.problems;
+  return options;
+}
+
 /** Train, validation and test splits of the stepwise task (seeds fixed by split, shared by every arm and seed). */
 export function stepwiseData(s: CcrStudySettings): ArithmeticData {
-  const make = (split: number, count: number) => generateStepwise({ count, seed: mixSeed(18, split) >>> 0, maxSteps: s.problems.maxSteps, maxValue: s.problems.maxValue });
+  const make = (split: number, count: number) => generateStepwise({ count, seed: mixSeed(18, split) >>> 0, ...stepwiseOptions(s) });
   return { train: make(0, s.problems.train), validation: make(1, s.problems.validation), test: make(2, s.problems.test) };
 }
 
@@ -67,10 +73,16 @@ function studyTask(config: TrainerConfig, data: ArithmeticData, tokenizer: Token
       const correct = new Uint8Array(rollout.texts.length * n); // [groups, S, N]
       rollout.texts.forEach((text, b) => ccrReward(text, prompts.truths[Math.floor(b / S)]).correct.forEach((ok, k) => (correct[b * n + k] = ok ? 1 : 0)));
       const predicted = predictedInformative(correct, prompts.truths.length, S, n);
-      return { ...out, stats: { ...out.stats, informativePredictedPerPrompt: predicted } };
+      return { ...out, stats: { ...out.stats, informativePredictedPerPrompt: predicted, conciseShare: conciseShare(rollout.texts) } };
     },
   };
   return logged as Task;
+}
+
+/** Share of the completions' problem sections written in the concise style (NaN when none has working). */
+function conciseShare(texts: readonly string[]): number {
+  const styles = texts.flatMap(workingStyles);
+  return styles.filter((style) => style === 'concise').length / styles.length;
 }
 
 /** Single problems of the validation split, sampled once each at the RL temperature with a window beyond the long cap. */
@@ -80,6 +92,7 @@ async function sftLength(policy: Policy, data: ArithmeticData, s: CcrStudySettin
   const window = Math.min(s.caps.long + 64, policy.config.maxPositions - 96);
   const prompts = problems.map((p) => encodePrompt(tokenizer, packProblems([p], { n: 1, template: STUDY_TEMPLATE })));
   const out = await policy.generate(prompts, { maxNewTokens: window, temperature, seed: 18 });
+  const texts = out.map((g) => g.text ?? tokenizer.decode(g.tokens, { skipSpecialTokens: true }));
   const lengths = out.map((g) => g.tokens.length).sort((a, b) => a - b);
   const p99 = quantileSorted(lengths, 0.99);
   return {
@@ -87,8 +100,22 @@ async function sftLength(policy: Policy, data: ArithmeticData, s: CcrStudySettin
     mean: lengths.reduce((sum, v) => sum + v, 0) / lengths.length,
     p90: quantileSorted(lengths, 0.9), p99, max: lengths[lengths.length - 1],
     truncated: out.filter((g) => g.truncated).length,
+    conciseShare: conciseShare(texts),
+    accuracyByStyle: accuracyByStyle(texts, problems.map((p) => p.answer)),
     longWindowFits: p99 < s.caps.long,
   };
+}
+
+/** Accuracy of the single-problem samples written in each style (NaN for a style no sample used). */
+function accuracyByStyle(texts: readonly string[], answers: readonly string[]): Record<StepwiseStyle, number> {
+  const tally = { verbose: { correct: 0, count: 0 }, concise: { correct: 0, count: 0 } };
+  texts.forEach((text, i) => {
+    const style = workingStyles(text)[0];
+    if (!style) return;
+    tally[style].count += 1;
+    tally[style].correct += ccrReward(text, [answers[i]]).accuracy;
+  });
+  return { verbose: tally.verbose.correct / tally.verbose.count, concise: tally.concise.correct / tally.concise.count };
 }
 
 const ARM_RECIPE: PerArm<{ recipe: 'grpo' | 'ccr'; cap: keyof CcrStudySettings['caps'] }> = {
@@ -140,7 +167,9 @@ async function figures(out: string, runs: PerArm<ArmRun>, window: number): Promi
     ['study-completion-tokens-per-step.svg', 'Completion tokens per step', traceSpec('Completion tokens per step', 'tokens', trace('completionTokens'), window)],
     ['study-informative-groups.svg', 'Informative groups: observed and predicted 1 − Σ p_c^S', traceSpec('Informative groups: observed and predicted', 'fraction of groups', informative, window)],
     ['study-length-per-problem.svg', 'Completion length per problem', traceSpec('Completion length per problem (tokens)', 'tokens', trace('lengthPerProblem'), window)],
+    ['study-accuracy-reward.svg', 'Accuracy reward (correct / N)', traceSpec('Accuracy reward (correct / N)', 'reward', trace('accuracy'), window)],
     ['study-truncation.svg', 'Truncation rate', traceSpec('Truncation rate', 'fraction of completions', trace('truncation'), window)],
+    ['study-concise-share.svg', 'Problems answered in the concise style', traceSpec('Problems answered in the concise style', 'fraction of problem sections', trace('conciseShare'), window)],
   ];
   await Promise.all(specs.map(async ([file, , spec]) => writeFile(join(out, file), await renderSvg(spec))));
   return specs.map(([file, title]) => `![${title}](${file})`);
@@ -194,7 +223,7 @@ export async function runCcrStudy(ctx: StudyContext): Promise<StudyResult<CcrSum
   const summary = ccrSummary(
     { seeds: [...ctx.seeds], steps: perSeed.map((r) => mapArms(r, (a) => a.steps)), test: perSeed.map((r) => mapArms(r, (a) => a.test)) },
     {
-      scale: ctx.scale, n: CCR_STUDY_N, steps: base.steps, groups: base.groups, candidates: base.candidates, sftLength: length,
+      scale: ctx.scale, n: CCR_STUDY_N, steps: base.steps, groups: base.groups, candidates: base.candidates, sftLength: length, sftConciseShare: s.problems.conciseShare,
       caps: { grpoLong: s.caps.long, grpoShort: s.caps.short, ccr: s.caps.ccr, evaluation: s.evalWindow },
     },
   );

@@ -25,6 +25,8 @@ export interface ArmSteps {
   /** completion tokens / N per completion, mean */
   lengthPerProblem: number[];
   truncation: number[];
+  /** share of the completions' problem sections written in the concise style (lib/data/stepwise.ts workingStyles) */
+  conciseShare: number[];
 }
 
 export function armSteps(rows: readonly StepRecord[], problems: number): ArmSteps {
@@ -38,6 +40,7 @@ export function armSteps(rows: readonly StepRecord[], problems: number): ArmStep
     accuracy: of((r) => r.stats.accuracy),
     lengthPerProblem: of((r) => r.completionLength.mean / problems),
     truncation: of((r) => r.truncationRate),
+    conciseShare: of((r) => r.stats.conciseShare),
   };
 }
 
@@ -55,6 +58,10 @@ export interface SftLength {
   truncated: number;
   /** p99 < grpo-long's cap: no SFT completion should truncate at the long window */
   longWindowFits: boolean;
+  /** share of the samples written in the concise style (the SFT data's share is `sftConciseShare`) */
+  conciseShare: number;
+  /** accuracy of the samples written in each style: whether the short form keeps the answers right */
+  accuracyByStyle: { verbose: number; concise: number };
 }
 
 type Estimate = Pick<Interval, 'estimate' | 'low' | 'high'>;
@@ -69,6 +76,8 @@ export interface CcrSummary {
   groups: number;
   candidates: number;
   sftLength: SftLength;
+  /** share of the SFT solutions written concise (the rest verbose) */
+  sftConciseShare: number;
   /** means over steps (and seeds) */
   tokensPerStep: PerArm<number>;
   completionTokensPerStep: PerArm<number>;
@@ -80,6 +89,9 @@ export interface CcrSummary {
   accuracyReward: PerArm<number>;
   completionLengthPerProblem: PerArm<number>;
   truncationRate: PerArm<number>;
+  /** problem sections written concise: over all steps, and over the last quarter of the steps */
+  conciseShare: PerArm<number>;
+  conciseShareFinal: PerArm<number>;
   /** single-problem greedy test accuracy of each arm's final policy, seeds pooled per problem, 95% bootstrap over problems */
   testAccuracy: PerArm<Estimate>;
   /** paired differences in points (the same test problems resampled for both) */
@@ -93,9 +105,14 @@ export const PAPER_REDUCTION = Object.freeze({ tokensPerStep: -0.821, completion
 const mean = (values: readonly number[]) => values.reduce((s, v) => s + v, 0) / values.length;
 const estimate = ({ estimate: e, low, high }: Interval): Estimate => ({ estimate: e, low, high });
 
-/** Per-arm means over every step of every seed of one field of the step series. */
-function perArm(runs: ReadonlyArray<PerArm<ArmSteps>>, field: keyof ArmSteps): PerArm<number> {
-  return Object.fromEntries(CCR_ARMS.map((arm) => [arm, mean(runs.flatMap((r) => r[arm][field]))])) as PerArm<number>;
+/**
+ * Per-arm means over every step of every seed of one field of the step series (or over each run's last quarter of
+ * steps). The concise share is undefined (NaN) at a step whose completions hold no problem section: such steps are left out.
+ */
+function perArm(runs: ReadonlyArray<PerArm<ArmSteps>>, field: keyof ArmSteps, lastQuarter = false): PerArm<number> {
+  const steps = (values: number[]) => (lastQuarter ? values.slice(-Math.max(1, Math.floor(values.length / 4))) : values);
+  const defined = (values: number[]) => (field === 'conciseShare' ? values.filter(Number.isFinite) : values);
+  return Object.fromEntries(CCR_ARMS.map((arm) => [arm, mean(runs.flatMap((r) => defined(steps(r[arm][field]))))])) as PerArm<number>;
 }
 
 /** Seeds pooled per test problem: sum and count added over seeds. */
@@ -115,7 +132,7 @@ export interface StudyRuns {
 }
 
 export function ccrSummary(
-  runs: StudyRuns, head: Pick<CcrSummary, 'scale' | 'n' | 'caps' | 'steps' | 'groups' | 'candidates' | 'sftLength'>,
+  runs: StudyRuns, head: Pick<CcrSummary, 'scale' | 'n' | 'caps' | 'steps' | 'groups' | 'candidates' | 'sftLength' | 'sftConciseShare'>,
 ): CcrSummary {
   const tokensPerStep = perArm(runs.steps, 'tokens');
   const completionTokensPerStep = perArm(runs.steps, 'completionTokens');
@@ -138,6 +155,8 @@ export function ccrSummary(
     accuracyReward: perArm(runs.steps, 'accuracy'),
     completionLengthPerProblem: perArm(runs.steps, 'lengthPerProblem'),
     truncationRate: perArm(runs.steps, 'truncation'),
+    conciseShare: perArm(runs.steps, 'conciseShare'),
+    conciseShareFinal: perArm(runs.steps, 'conciseShare', true),
     testAccuracy: Object.fromEntries(CCR_ARMS.map((arm, i) => [arm, estimate(intervals[i])])) as PerArm<Estimate>,
     testDifferences: {
       ccrMinusGrpoLong: paired('ccr', 'grpoLong'), ccrMinusGrpoShort: paired('ccr', 'grpoShort'), grpoShortMinusGrpoLong: paired('grpoShort', 'grpoLong'),
@@ -164,7 +183,9 @@ export function ccrMarkdown(s: CcrSummary): string {
     `### CCR vs single-problem GRPO on the stepwise arithmetic task (${s.seeds.length} seed${s.seeds.length > 1 ? 's' : ''}, ${s.steps} steps of ${s.groups} × ${s.candidates})`,
     '',
     `SFT policy, single problems sampled at temperature ${l.temperature} (${l.samples} samples, window ${l.window}): completion length mean ${formatNumber(l.mean, 1)}, ` +
-      `p90 ${formatNumber(l.p90, 0)}, p99 ${formatNumber(l.p99, 0)} tokens (${l.truncated} hit the window); p99 ${l.longWindowFits ? '<' : '≥'} the long window ${s.caps.grpoLong}.`,
+      `p90 ${formatNumber(l.p90, 0)}, p99 ${formatNumber(l.p99, 0)} tokens (${l.truncated} hit the window); p99 ${l.longWindowFits ? '<' : '≥'} the long window ${s.caps.grpoLong}; ` +
+      `${formatNumber(l.conciseShare, 3)} of them concise (SFT data: ${formatNumber(s.sftConciseShare, 2)}); ` +
+      `accuracy of the verbose ones ${formatNumber(l.accuracyByStyle.verbose, 3)}, of the concise ones ${formatNumber(l.accuracyByStyle.concise, 3)}.`,
     '',
     `**Tokens per step, ccr against grpo at the long window: ${percent(s.tokenReduction.tokensPerStep)} (prompt + completion), ` +
       `${percent(s.tokenReduction.completionTokensPerStep)} (completion only)**; the paper: ${percent(PAPER_REDUCTION.tokensPerStep)} / ${percent(PAPER_REDUCTION.completionTokensPerStep)}.`,
@@ -178,6 +199,8 @@ export function ccrMarkdown(s: CcrSummary): string {
       row('accuracy reward (correct / N)', s.accuracyReward),
       row('completion length per problem (tokens)', s.completionLengthPerProblem, 1),
       row('truncation rate', s.truncationRate),
+      row('problems answered concise', s.conciseShare),
+      row('problems answered concise, last quarter of the steps', s.conciseShareFinal),
       ['test accuracy, single problems (window ' + s.caps.evaluation + ')', ...CCR_ARMS.map((a) => interval(s.testAccuracy[a], 3))],
     ]),
     '',
