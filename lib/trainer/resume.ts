@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
 import { mergeConfig, TRAINER_DEFAULTS, type ConfigInput, type TrainerConfig } from './config.js';
 import { needsReference, type StepRecord } from './loop.js';
+import { remoteSource, restoreVersion } from './remote-source.js';
 import { readJsonlRows, RunDir, type TrainerState } from './run-dir.js';
 import { tokenizerOf } from './rollout.js';
 import type { StopFlag } from './signals.js';
@@ -132,11 +133,14 @@ export async function resume(runDir: string, options: ResumeOptions): Promise<Tr
   await dir.truncateAfter('metrics', state.step);
   await dir.truncateAfter('validation', state.step);
   const policy = await options.loadPolicy(latest.policyDir);
+  const rollouts = remoteSource(config);
+  if (rollouts) await restoreVersion(rollouts, runDir, state.step);
   const reference = needsReference(config) ? (policy.adapters?.base() ?? (await savedReference(runDir, options.loadPolicy))) : undefined;
   return runLoop({
     config, policy, dir, state, loadPolicy: options.loadPolicy, reference,
     task: options.task ?? createTask(config, tokenizerOf(policy)),
     lossOptions: config.loss,
+    rollouts,
     onEvent: options.onEvent ?? (() => undefined),
     stop: options.stop ?? { requested: false },
   }, options.skipTest);

@@ -6,6 +6,7 @@ import { sameLoraSettings } from '../options/lora.js';
 import { ensureAdapterBase, type Policy } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
 import { needsReference, policyDevice, trainStep, type StepContext, type StepRecord } from './loop.js';
+import { checkPushable, pushIfDue, remoteSource } from './remote-source.js';
 import { writeRunReport } from './run-report.js';
 import { RunDir, writeJsonAtomic, type TrainerState } from './run-dir.js';
 import type { StopFlag } from './signals.js';
@@ -95,6 +96,7 @@ async function advance(ctx: RunContext): Promise<StopReason | null> {
   state.numTokens = record.num_tokens;
   state.sampler.position = state.step;
   state.rng.counter = state.step;
+  if (ctx.rollouts) await pushIfDue(ctx.rollouts, ctx.policy, ctx.dir.path, state.step); // before the metrics row: a failed push leaves the step undone
   await ctx.dir.append('metrics', record);
   ctx.onEvent({ type: 'step', record });
   if (validatesAt(config.validation, state.step, config.steps)) await validate(ctx, state.step);
@@ -181,6 +183,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   if (!policy) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'train: expected a policy');
   checkDevice(config, policy);
   checkAdapters(config, policy);
+  checkPushable(config, policy);
   const dir = new RunDir(options.runDir);
   await dir.create(config);
   await ensureAdapterBase(policy, join(dir.path, 'base')); // a LoRA policy's checkpoints name their base folder
@@ -189,6 +192,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     reference: await referenceFor(options, dir),
     task: options.task ?? createTask(config, tokenizerOf(policy)),
     lossOptions: config.loss,
+    rollouts: remoteSource(config),
     state: initialState(config),
     onEvent: options.onEvent ?? (() => undefined),
     stop: options.stop ?? { requested: false },
