@@ -3,8 +3,8 @@
 // so the engine's log-probs are the trainer's own up to float noise. Checked: one request per (step, prompt) with its
 // n candidates, the policy version of every step's rollouts, one push per step verified in /v1/models, TRL's
 // sampling/* metrics (the importance weight ≈ 1 when pushed, far from it when the engine keeps the initial policy),
-// finite training metrics, and a server killed mid-run: GRPO_REMOTE_UNAVAILABLE, then a resume on a fresh server
-// that logs what the uninterrupted run logged.
+// finite training metrics, and a server killed mid-run: GRPO_REMOTE_UNAVAILABLE, then a resume on a fresh server at
+// another address (rollouts.endpoints may change on resume) that logs what the uninterrupted run logged.
 // TRL's correction it follows: huggingface/trl at f2cd577, trl/trainer/grpo_trainer.py L2579–2601 (ratio =
 // exp(old_per_token_logps − sampling_per_token_logps), clamped at vllm_importance_sampling_clip_max, the former
 // vllm_importance_sampling_cap), L3117–3118 (per_token_loss *= ratio), L2779–2812 (the sampling/* metrics).
@@ -42,7 +42,7 @@ describe('train on remote rollouts', () => {
   const root = tempRunRoot();
   const startDir = join(root, 'sft', 'policy');
   const engines: FakeEngine[] = [];
-  const serve = async (options: { port?: number; stopAfter?: number } = {}) => {
+  const serve = async (options: { stopAfter?: number } = {}) => {
     const engine = await fakeEngine(await BuiltinPolicy.load(startDir), 'policy', options);
     engines.push(engine);
     return engine;
@@ -99,7 +99,7 @@ describe('train on remote rollouts', () => {
     }
   });
 
-  it('a server killed mid-run ends the step in GRPO_REMOTE_UNAVAILABLE; a resume on a fresh one finishes the run as if uninterrupted', async () => {
+  it('a server killed mid-run ends the step in GRPO_REMOTE_UNAVAILABLE; a resume on a fresh one (a resumable option) finishes the run as if uninterrupted', async () => {
     const engine = await serve({ stopAfter: GROUPS + 1 }); // answers step 1 and the first prompt of step 2, then closes
     const runDir = join(root, 'killed');
     const c = config(engine.url);
@@ -107,8 +107,8 @@ describe('train on remote rollouts', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'GRPO_REMOTE_UNAVAILABLE', message: expect.stringContaining(`${engine.url} stayed down for rollout (step 1, prompt 1)`) });
     expect(rows(runDir).map((m) => m.step)).toEqual([1]);
-    const fresh = await serve({ port: engine.port }); // a restarted server: it serves the base model only
-    const result = await resume(runDir, { loadPolicy, skipTest: true });
+    const fresh = await serve(); // a restarted server elsewhere: it serves the base model only
+    const result = await resume(runDir, { loadPolicy, skipTest: true, overrides: { rollouts: { endpoints: [fresh.url], retries: 2 } } });
     expect(result.steps).toBe(STEPS);
     expect(fresh.loads).toEqual(['policy-step-1', 'policy-step-2', 'policy-step-3']); // the resumed version first
     expect(deterministic(runDir)).toEqual(deterministic(join(root, 'pushed')));

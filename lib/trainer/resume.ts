@@ -23,6 +23,8 @@ import { stopAfter, type StopReason } from './validation.js';
  */
 export const RESUMABLE_OPTIONS: readonly string[] = Object.freeze([
   'steps', 'device', 'checkpointEvery', 'testPrompts', 'validation.patience', 'validation.klThreshold',
+  // where the remote rollouts come from and how hard to try (a restarted or moved server); not what they sample
+  'rollouts.endpoints', 'rollouts.maxInFlight', 'rollouts.timeoutMs', 'rollouts.retries', 'rollouts.backoffMs', 'rollouts.adapterPath',
 ]);
 
 export interface ResumeOptions {

@@ -21,7 +21,6 @@ export interface CompletionLog {
 
 export interface FakeEngine {
   url: string;
-  port: number;
   completions: CompletionLog[];
   loads: string[];
   served(): string[];
@@ -65,8 +64,8 @@ async function route(models: Map<string, Policy>, req: IncomingMessage, body: Bo
   return { status: 404, json: { error: `no route ${req.url}` } };
 }
 
-/** Serves `base` as model `name` on 127.0.0.1 (`port` 0: any free one). */
-export async function fakeEngine(base: Policy, name: string, options: { port?: number; stopAfter?: number } = {}): Promise<FakeEngine> {
+/** Serves `base` as model `name` on a free port of 127.0.0.1. */
+export async function fakeEngine(base: Policy, name: string, options: { stopAfter?: number } = {}): Promise<FakeEngine> {
   const models = new Map<string, Policy>([[name, base]]);
   let queue = Promise.resolve();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -82,11 +81,11 @@ export async function fakeEngine(base: Policy, name: string, options: { port?: n
       });
     });
   });
-  await new Promise<void>((done) => server.listen(options.port ?? 0, '127.0.0.1', done));
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const port = (server.address() as AddressInfo).port;
   let closed: Promise<void> | undefined;
   const engine: FakeEngine = {
-    url: `http://127.0.0.1:${port}`, port, completions: [], loads: [],
+    url: `http://127.0.0.1:${port}`, completions: [], loads: [],
     served: () => [...models.keys()],
     close: () => (closed ??= new Promise<void>((done) => {
       server.close(() => done());
