@@ -20,7 +20,7 @@ import { GROUP_ADVANTAGE_OPTIONS } from './options/advantages.js';
 import { MATMUL_OPTIONS } from './options/gemm.js';
 import { PROMPT_OPTIONS } from './options/prompt.js';
 import { LINEAR_LOGPROB_BACKWARD_OPTIONS, LOGPROB_BACKWARD_OPTIONS } from './options/logprob.js';
-import { LORA_OPTIONS } from './options/lora.js';
+import { LORA_START_OPTIONS } from './options/lora.js';
 import { REMOTE_OPTIONS, REMOTE_SAMPLING_OPTIONS } from './rollout/options.js';
 import { LOSS_OPTIONS } from './options/loss.js';
 import { SAMPLING_OPTIONS } from './options/sampling.js';
@@ -41,7 +41,7 @@ export const OPTION_TABLES: Readonly<Record<string, Schema>> = {
   rankRewards: RANK_REWARD_OPTIONS, sampler: SAMPLER_OPTIONS, trainer: TRAINER_OPTIONS, klLoss: KL_LOSS_OPTIONS,
   moviesMulti: MOVIES_MULTI_OPTIONS, evaluation: REC_EVAL_OPTIONS, generate: GENERATE_STOP_OPTIONS, optimizer: OPTIMIZER_OPTIONS,
   builtinPolicy: BUILTIN_OPTIONS, trainBpe: BPE_TRAIN_OPTIONS, report: REPORT_OPTIONS, prompt: PROMPT_OPTIONS, sft: SFT_OPTIONS,
-  lora: LORA_OPTIONS, remoteRollouts: REMOTE_OPTIONS, remoteSampling: REMOTE_SAMPLING_OPTIONS,
+  lora: LORA_START_OPTIONS, remoteRollouts: REMOTE_OPTIONS, remoteSampling: REMOTE_SAMPLING_OPTIONS,
 };
 
 /** The trainer's defaults are shown with the recipes that change them. */

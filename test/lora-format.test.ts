@@ -157,6 +157,19 @@ describe('PEFT adapter format', () => {
     expect(loaded.baseModel).toBe('/models/qwen');
   });
 
+  it('reads target_modules as a regular expression the way PEFT does: full match on each module name of the base', async () => {
+    // check_target_module_exists (peft/src/peft/tuners/tuners_utils.py): re.fullmatch(config.target_modules, key) over
+    // the base's module names (model.layers.{i}.self_attn.q_proj, …); the layer count comes from the base or the tensors
+    const three = settings();
+    for (const pattern of ['.*\\.(q_proj|v_proj|down_proj)', 'model\\.layers\\.\\d+\\.(self_attn\\.[qv]|mlp\\.down)_proj']) {
+      const dir = join(scratch(), 'adapter');
+      await saveAdapter(dir, randomAdapter(three));
+      const path = join(dir, 'adapter_config.json');
+      writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), target_modules: pattern }));
+      for (const config of [tiny, undefined]) expect((await loadAdapter(dir, config)).settings).toEqual(three);
+    }
+  });
+
   describe('typed errors', () => {
     async function writeWith(edit: (config: Record<string, unknown>) => void, tensors = randomAdapter(settings()).tensors): Promise<string> {
       const dir = join(scratch(), 'adapter');
@@ -197,7 +210,10 @@ describe('PEFT adapter format', () => {
     it('unknown target modules, patterns and PEFT features not implemented are GRPO_UNSUPPORTED naming the field', async () => {
       const cases: [(c: Record<string, unknown>) => void, string][] = [
         [(c) => { c.target_modules = ['q_proj', 'lm_head']; }, 'target module "lm_head" is not supported'],
-        [(c) => { c.target_modules = '.*q_proj'; }, 'target_modules ".*q_proj" (a pattern) is not supported'],
+        [(c) => { c.target_modules = '(.*\\.)?(q_proj|lm_head)'; }, '"target_modules" "(.*\\\\.)?(q_proj|lm_head)" picks module "lm_head"; only q_proj, k_proj'],
+        [(c) => { c.target_modules = 'model\\.layers\\.0\\..*'; }, 'picks module "model.layers.0.self_attn"'],
+        [(c) => { c.target_modules = 'model\\.layers\\.1\\.\\w+\\.(q|v|down)_proj'; }, 'picks q_proj on layers 1 of 0..1; adapters go on every layer or on none'],
+        [(c) => { c.target_modules = '(q_proj'; }, '"target_modules" "(q_proj" is not a regular expression this reads'],
         [(c) => { c.use_dora = true; }, 'use_dora = true is not supported'],
         [(c) => { c.bias = 'all'; }, 'bias = "all" is not supported'],
         [(c) => { c.modules_to_save = ['lm_head']; }, 'modules_to_save = ["lm_head"] is not supported'],
@@ -212,7 +228,9 @@ describe('PEFT adapter format', () => {
       expect(alpha.message).toMatch(/Expected .*adapter_config.json "lora_alpha" to be finite and > 0 but received -1/);
       const missing = await rejection(loadAdapter(await writeWith((c) => { delete c.r; })));
       expect(missing.message).toContain('field "r" is missing');
-      const targets = await rejection(loadAdapter(await writeWith((c) => { delete c.target_modules; })));
+      const none = await rejection(loadAdapter(await writeWith((c) => { c.target_modules = '.*\\.c_attn'; })));
+      expect([none.code, none.message]).toEqual(['GRPO_DATA_FORMAT', expect.stringContaining('".*\\\\.c_attn" picks no module of the base')]);
+    const targets = await rejection(loadAdapter(await writeWith((c) => { delete c.target_modules; })));
       expect(targets.message).toContain('field "target_modules" is missing');
     });
 

@@ -208,12 +208,11 @@ describe('LoRA checkpoints', () => {
     a.forEach((lp, i) => expectClose(lp, b[i], { atol: 2e-5, rtol: 1e-4 }));
   });
 
-  it('matches PyTorch: a LoRA forward on qwen2-tiny (all seven modules, r 4) as PEFT computes it', async () => {
+  it('matches PyTorch: a LoRA forward on qwen2-tiny (all seven modules, r 4) as PEFT computes it, the adapter loaded with lora.from', async () => {
     const fixture = join('test', 'fixtures', 'lora-forward');
     const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8')) as { base: string; sequences: { tokens: number[]; logits: number[][] }[] };
-    const adapter = await loadAdapter(join(fixture, 'adapter'));
-    const policy = await BuiltinPolicy.load(join('test', 'fixtures', 'model', expected.base), { lora: adapter.settings });
-    policy.setAdapterTensors(adapter.tensors);
+    const policy = await BuiltinPolicy.load(join('test', 'fixtures', 'model', expected.base), { lora: { from: join(fixture, 'adapter') } });
+    expect(policy.adapters!.settings).toEqual({ rank: 4, alpha: 8, dropout: 0, targetModules: [...LORA_TARGET_MODULES], rslora: false });
     for (const s of expected.sequences) {
       const logits = await policy.logits([Int32Array.from(s.tokens)]);
       expectClose(logits, Float32Array.from(s.logits.flat()), { atol: 2e-5, rtol: 1e-4 });

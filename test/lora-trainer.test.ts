@@ -128,4 +128,25 @@ describe('train with LoRA', () => {
     const [a, b] = await Promise.all([(await BuiltinPolicy.load(merged)).score(batch), (await BuiltinPolicy.load(checkpoint)).score(batch)]);
     a.logp[0].forEach((x, i) => expect(Math.abs(x - b.logp[0][i])).toBeLessThan(1e-4));
   });
+
+  it('grpo train --lora.from <adapter folder>: the run starts from that adapter on --policy and records its settings', async () => {
+    const start = await BuiltinPolicy.load(baseDir, { lora: { rank: 3, alpha: 6, targetModules: ['q_proj', 'up_proj'] } });
+    start.setAdapterTensors(start.getAdapterTensors().map((t, i) => ({ ...t, data: t.data.map((_, j) => Math.sin(i * 131 + j) * 0.05) })));
+    const adapterDir = join(root, 'start-adapter');
+    await start.save(adapterDir);
+    const runDir = join(root, 'cli-from');
+    // learning rate 0: AdamW leaves the adapters where they started, so the checkpoint holds the start's tensors exactly
+    const flags = ['--recipe', 'remark', '--steps', '1', '--groups', '2', '--candidates', '2', '--generation.maxNewTokens', '16',
+      '--rewards.ranks', '3', '--rewards.catalog', 'benchmark', '--validation.every', '0', '--validation.metric', 'unionRecall',
+      '--testPrompts', '1', '--data.moviesDir', moviesDir, '--learningRate', '0', '--lora.from', adapterDir, '--lora.dropout', '0'];
+    expect(await main(['train', '--policy', baseDir, '--out', runDir, ...flags])).toBe(0);
+    const saved = JSON.parse(readFileSync(join(runDir, 'config.json'), 'utf8'));
+    expect(saved.lora).toEqual({ rank: 3, alpha: 6, dropout: 0, targetModules: ['q_proj', 'up_proj'], rslora: false, from: adapterDir });
+    const checkpoint = await BuiltinPolicy.load(join(runDir, 'checkpoints', 'step-1', 'policy'));
+    expect(checkpoint.adapters!.baseFolder).toBe(baseDir);
+    expect(checkpoint.getAdapterTensors()).toEqual(start.getAdapterTensors());
+    expect(await main(['train', '--resume', runDir, '--steps', '2'])).toBe(0); // from its own checkpoint: lora.from is not read again
+    expect(readdirSync(join(runDir, 'checkpoints'))).toContain('step-2');
+    expect(await main(['train', '--policy', baseDir, '--out', join(root, 'cli-from-refused'), ...flags, '--lora.rank', '4'])).not.toBe(0);
+  });
 });

@@ -4,12 +4,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Device } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
-import type { LoraOptions } from '../options/lora.js';
+import type { LoraStartOptions, LoraStartSettings } from '../options/lora.js';
 import { BuiltinPolicy } from '../policy/builtin.js';
 import { ADAPTER_CONFIG_FILE } from '../policy/lora-format.js';
 import type { ModelConfig } from '../policy/config.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
-import type { DataConfig } from '../trainer/config.js';
+import type { ConfigInput, DataConfig } from '../trainer/config.js';
 import { arithmeticExamples, recommendExamples } from '../trainer/sft.js';
 import { moviesData } from '../trainer/tasks.js';
 import { trainBpe } from './bpe.js';
@@ -30,11 +30,21 @@ export const DEMO_MODELS: Readonly<Record<'demo' | 'quick', Omit<ModelConfig, 'v
  * Loads a checkpoint folder written by `grpo sft`, `grpo train` or Policy.save (a LoRA run's: its adapter over the
  * base it names) onto `device`; with `lora`, a full folder becomes the frozen base of new adapters.
  */
-export async function loadPolicy(dir: string, device: Device = 'cpu', lora?: LoraOptions | null): Promise<BuiltinPolicy> {
+export async function loadPolicy(dir: string, device: Device = 'cpu', lora?: LoraStartOptions | null): Promise<BuiltinPolicy> {
   if (!existsSync(join(dir, 'config.json')) && !existsSync(join(dir, ADAPTER_CONFIG_FILE))) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `No checkpoint at ${dir} (config.json is missing); pass a folder written by grpo sft or grpo train, e.g. runs/sft/policy`);
   }
   return BuiltinPolicy.load(dir, { device, ...(lora ? { lora } : {}) });
+}
+
+/**
+ * The `lora` table a run loads its policy with: config.lora, or with `lora.from` only the fields the config `layers`
+ * (file, flags) give, so that the rest are the adapter's and not the table's defaults.
+ */
+export function loraToLoad(lora: LoraStartSettings | null, layers: readonly ConfigInput[]): LoraStartOptions | null {
+  if (lora?.from == null) return lora;
+  const given = new Set(layers.flatMap((layer) => (layer.lora && typeof layer.lora === 'object' ? Object.keys(layer.lora) : [])));
+  return Object.fromEntries(Object.entries(lora).filter(([key]) => given.has(key)));
 }
 
 /** A BPE of `vocabSize` tokens trained on the movie requests and lists and the arithmetic solutions the recipes use. */

@@ -4,7 +4,7 @@
 // llama / mistral / qwen2 / qwen3: peft/src/peft/utils/constants.py lines 85, 95, 103-104).
 import { GrpoError } from '../errors.js';
 import { describe, oneOf } from '../validate.js';
-import { boolean, defaultsOf, integer, number, POSITIVE, type Field, type OptionsOf, type Range, type ValuesOf } from './schema.js';
+import { boolean, defaultsOf, integer, nullable, number, POSITIVE, string, type Field, type Naming, type OptionsOf, type Range, type ValuesOf } from './schema.js';
 
 /** The linear layers of a Llama/Qwen-family decoder layer an adapter may target (PEFT's module names). */
 export const LORA_TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
@@ -43,6 +43,37 @@ export type LoraOptions = OptionsOf<typeof LORA_OPTIONS>;
 export type LoraSettings = ValuesOf<typeof LORA_OPTIONS>;
 
 export const LORA_DEFAULTS = defaultsOf(LORA_OPTIONS);
+
+/** The `lora` table of BuiltinPolicy.load and of the trainer: an adapter's settings, and the adapter folder to start from. */
+export const LORA_START_OPTIONS = {
+  ...LORA_OPTIONS,
+  from: nullable(string('', 'A LoRA adapter folder in PEFT\'s format (adapter_config.json + adapter_model.safetensors, as PEFT or a LoRA run saves it) '
+      + 'whose A and B the adapters start from, on the base being loaded: its r, lora_alpha, target_modules and use_rslora are the '
+      + 'adapters\' (the fields beside `from` may only repeat them), its lora_dropout unless `dropout` is given; the AdamW moments '
+      + 'start at zero. null = new adapters (A from the seed, B zero).')),
+};
+
+/** What a caller writes to load a policy with LoRA: `lora: { from: 'adapters/run-1' }` or `lora: { rank: 8 }`. */
+export type LoraStartOptions = OptionsOf<typeof LORA_START_OPTIONS>;
+export type LoraStartSettings = ValuesOf<typeof LORA_START_OPTIONS>;
+
+/** The fields that fix what an adapter computes: given beside `from`, they must repeat the adapter's. */
+const FIXED_BY_ADAPTER = ['rank', 'alpha', 'targetModules', 'rslora'] as const;
+
+/**
+ * The settings of adapters started from an adapter folder `where` of settings `adapter`: the `given` fields (checked
+ * values, absent ones undefined) must repeat the adapter's (GRPO_INVALID_ARGUMENT named by `naming`); `dropout` replaces its.
+ */
+export function startFromAdapter(adapter: LoraSettings, given: Partial<LoraSettings>, naming: Naming, where: string): LoraSettings {
+  for (const key of FIXED_BY_ADAPTER) {
+    const value = given[key];
+    if (value !== undefined && !sameLoraSettings(adapter, { ...adapter, [key]: value })) {
+      throw new GrpoError('GRPO_INVALID_ARGUMENT', `${naming.field(key)} is ${JSON.stringify(value)} but the adapter ${where} has ${JSON.stringify(adapter[key])}; `
+        + 'leave it out to take the adapter\'s');
+    }
+  }
+  return { ...adapter, dropout: given.dropout ?? adapter.dropout };
+}
 
 /** Whether two settings describe the same adapters (target modules in any order). */
 export function sameLoraSettings(a: LoraSettings, b: LoraSettings): boolean {

@@ -8,7 +8,9 @@ import { resolve } from 'node:path';
 import { modelBinding, type ModelBindingWithLora, type ModelHandle, type NativeLoraConfig, type ResolvedDevice } from '../binding/index.js';
 import { fromNativeError, GrpoError } from '../errors.js';
 import { callAsync, rejectOnThrow } from '../kernels/native-call.js';
-import { LORA_DEFAULTS, LORA_OPTIONS, LORA_TARGET_MODULES, loraScale, sameLoraSettings, type LoraSettings } from '../options/lora.js';
+import {
+  LORA_DEFAULTS, LORA_START_OPTIONS, LORA_TARGET_MODULES, loraScale, sameLoraSettings, startFromAdapter, type LoraSettings,
+} from '../options/lora.js';
 import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
@@ -16,7 +18,7 @@ import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './bat
 import { generateWith } from './generate.js';
 import { generationDefaults, withGenerationDefaults, type GenerationDefaults } from './generation-config.js';
 import { isAdapterFolder, loadLoraCheckpoint, saveLoraCheckpoint } from './lora-checkpoint.js';
-import { loraTensorShapes } from './lora-format.js';
+import { loadAdapter, loraTensorShapes } from './lora-format.js';
 import { adapterBaseFolder } from './lora-merge.js';
 import {
   policyStep, type Forward, type ForwardHandle, type GenerateOptions, type Generation, type LossFunction, type LossGradient,
@@ -73,9 +75,18 @@ function layersAreBf16(tensors: readonly NamedTensor[]): boolean {
   return dense.length > 0 && dense.every((t) => new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length).every((bits) => (bits & 0xffff) === 0));
 }
 
-/** `lora` checked over LORA_DEFAULTS, errors naming `BuiltinPolicy.<fn> lora`. */
+/** `lora` checked over LORA_DEFAULTS, errors naming `BuiltinPolicy.<fn> lora`; `from` (load's alone) must be absent or null. */
 function loraSettings(lora: object, fn: string): LoraSettings {
-  return checkOptions(LORA_OPTIONS, callNaming(`BuiltinPolicy.${fn} lora`), lora, LORA_DEFAULTS);
+  const { from, ...settings } = checkOptions(LORA_START_OPTIONS, callNaming(`BuiltinPolicy.${fn} lora`), lora, { ...LORA_DEFAULTS, from: null });
+  if (from !== null) throw new GrpoError('GRPO_INVALID_ARGUMENT', `BuiltinPolicy.${fn} lora.from: only load starts adapters from an adapter folder`);
+  return settings;
+}
+
+/** The adapters a base loads with: their settings and seed, and their A and B when they start from an adapter. */
+interface LoadedLora {
+  settings: LoraSettings;
+  seed: number;
+  tensors?: NamedTensor[];
 }
 
 export class BuiltinPolicy implements Policy {
@@ -172,28 +183,46 @@ export class BuiltinPolicy implements Policy {
   /**
    * Loads a Hugging Face-style folder (config.json, safetensors weights, tokenizer and optimizer state when present)
    * onto `options.device`; checkpoints hold host copies, so one saved from either device loads on either. With
-   * `options.lora` the folder is the frozen base of new adapters (its optimizer state is not read). An adapter folder
+   * `options.lora` the folder is the frozen base of new adapters (its optimizer state is not read), or with `lora.from`
+   * of the adapter in that folder (PEFT's or a LoRA run's; checked against the base, its moments not read). An adapter folder
    * (adapter_config.json, as a LoRA policy saves) loads as its base (base_model_name_or_path) plus the adapter.
    */
   static async load(dir: string, options: BuiltinOptions = {}): Promise<BuiltinPolicy> {
-    if (isAdapterFolder(dir)) return BuiltinPolicy.loadAdapter(dir, options);
     const { lora, ...rest } = options;
-    return BuiltinPolicy.loadBase(dir, rest, lora === undefined ? undefined : { settings: loraSettings(lora, 'load'), seed: options.seed ?? 0 });
+    const naming = callNaming('BuiltinPolicy.load lora');
+    const { from = null, ...given } = lora === undefined ? {} : checkOptions(LORA_START_OPTIONS, naming, lora, {});
+    if (isAdapterFolder(dir)) {
+      if (from !== null) throw new GrpoError('GRPO_INVALID_ARGUMENT', `BuiltinPolicy.load: ${dir} is an adapter folder; lora.from starts adapters on a base model's Hugging Face folder`);
+      return BuiltinPolicy.loadAdapterCheckpoint(dir, options);
+    }
+    const seed = options.seed ?? 0;
+    if (from !== null) {
+      return BuiltinPolicy.loadBase(dir, rest, async (config) => {
+        const adapter = await loadAdapter(from, config);
+        return { settings: startFromAdapter(adapter.settings, given, naming, from), seed, tensors: adapter.tensors };
+      });
+    }
+    return BuiltinPolicy.loadBase(dir, rest, lora === undefined ? undefined : async () => ({ settings: loraSettings(lora, 'load'), seed }));
   }
 
-  /** A Hugging Face folder, as full model or as the frozen base of `lora`'s adapters (kept in bfloat16 when it is). */
-  private static async loadBase(dir: string, options: BuiltinOptions, lora?: { settings: LoraSettings; seed: number }): Promise<BuiltinPolicy> {
+  /**
+   * A Hugging Face folder, as full model or as the frozen base (kept in bfloat16 when it is) of the adapters `lora`
+   * gives for the base's config.
+   */
+  private static async loadBase(dir: string, options: BuiltinOptions, lora?: (config: ModelConfig) => Promise<LoadedLora>): Promise<BuiltinPolicy> {
     const loaded = await loadCheckpoint(dir);
+    const adapters = await lora?.(loaded.config);
     const { policy } = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer }, 'load');
-    if (lora) policy.attachLora(lora.settings, lora.seed, resolve(dir), layersAreBf16(loaded.tensors));
+    if (adapters) policy.attachLora(adapters.settings, adapters.seed, resolve(dir), layersAreBf16(loaded.tensors));
     policy.setTensors(loaded.tensors);
-    if (!lora && loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
+    if (adapters?.tensors) policy.setAdapterTensors(adapters.tensors);
+    if (!adapters && loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
     if (loaded.generation) policy.generation = { file: loaded.generation, defaults: generationDefaults(loaded.generation) };
     return policy;
   }
 
   /** An adapter folder: its base with the adapter, its seed and optimizer state; `options.lora`, if given, must match it. */
-  private static async loadAdapter(dir: string, options: BuiltinOptions): Promise<BuiltinPolicy> {
+  private static async loadAdapterCheckpoint(dir: string, options: BuiltinOptions): Promise<BuiltinPolicy> {
     const checkpoint = await loadLoraCheckpoint(dir);
     const baseDir = adapterBaseFolder(checkpoint.adapter, dir);
     if (isAdapterFolder(baseDir)) throw new GrpoError('GRPO_DATA_FORMAT', `${dir}: its base ${baseDir} is an adapter folder too; name the base model's Hugging Face folder`);
@@ -202,8 +231,7 @@ export class BuiltinPolicy implements Policy {
     if (lora !== undefined && !sameLoraSettings(loraSettings(lora, 'load'), settings)) {
       throw new GrpoError('GRPO_INVALID_ARGUMENT', `BuiltinPolicy.load lora: ${dir} holds an adapter with other settings (${JSON.stringify(settings)}); leave lora out to load it`);
     }
-    const policy = await BuiltinPolicy.loadBase(baseDir, rest, { settings, seed: checkpoint.seed });
-    policy.setAdapterTensors(checkpoint.adapter.tensors);
+    const policy = await BuiltinPolicy.loadBase(baseDir, rest, async () => ({ settings, seed: checkpoint.seed, tensors: checkpoint.adapter.tensors }));
     if (checkpoint.optimizer) policy.setOptimizerState(checkpoint.optimizer);
     return policy;
   }

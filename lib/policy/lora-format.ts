@@ -126,20 +126,21 @@ function rejectUnsupported(j: Record<string, unknown>, path: string): void {
   }
   for (const key of ['rank_pattern', 'alpha_pattern']) if (!isEmpty(j[key])) throw unsupported(`${key} ${JSON.stringify(j[key])} is not supported (one r and lora_alpha for every module)`);
   const targets = j.target_modules;
-  if (typeof targets === 'string' && targets !== 'all-linear') {
-    throw unsupported(`target_modules ${JSON.stringify(targets)} (a pattern) is not supported; list the modules, from ${LORA_TARGET_MODULES.join(', ')}`);
-  }
   const unknown = Array.isArray(targets) ? targets.find((m) => !(LORA_TARGET_MODULES as readonly unknown[]).includes(m)) : undefined;
   if (unknown !== undefined) throw unsupported(`target module ${JSON.stringify(unknown)} is not supported; expected some of ${LORA_TARGET_MODULES.join(', ')}`);
 }
 
-/** Reads a parsed adapter_config.json into settings; PEFT features not implemented here are GRPO_UNSUPPORTED naming the field. */
-export function adapterSettingsFromJson(json: unknown, path: string): { settings: LoraSettings; baseModel: string | null } {
+/**
+ * Reads a parsed adapter_config.json into settings (`layers()`: the base's decoder layers, asked for when target_modules
+ * is a pattern); PEFT features not implemented here are GRPO_UNSUPPORTED naming the field.
+ */
+export function adapterSettingsFromJson(json: unknown, path: string, layers: () => number): { settings: LoraSettings; baseModel: string | null } {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new GrpoError('GRPO_DATA_FORMAT', `${path}: expected a JSON object`);
   const j = json as Record<string, unknown>;
   rejectUnsupported(j, path);
   // "all-linear" on a Llama/Qwen decoder is every linear layer but lm_head: the seven
-  const targets = j.target_modules === 'all-linear' ? [...LORA_TARGET_MODULES] : j.target_modules;
+  const t = j.target_modules;
+  const targets = t === 'all-linear' ? [...LORA_TARGET_MODULES] : typeof t === 'string' ? modulesOfPattern(t, layers(), path) : t;
   const given = { rank: j.r, alpha: j.lora_alpha, dropout: j.lora_dropout ?? 0, targetModules: targets, rslora: j.use_rslora ?? false };
   const naming: Naming = {
     field: (p) => `${path} "${p.replace(/^\w+/, (key) => PEFT_FIELDS[key as keyof LoraSettings] ?? key)}"`,
@@ -153,6 +154,39 @@ export function adapterSettingsFromJson(json: unknown, path: string): { settings
   return { settings, baseModel: typeof base === 'string' && base !== '' ? base : null };
 }
 
+/** The modules of a Llama/Qwen-family causal LM (transformers' names) besides the seven, that a pattern must not pick. */
+function otherModules(layers: number): string[] {
+  const perLayer = ['', '.self_attn', '.self_attn.q_norm', '.self_attn.k_norm', '.mlp', '.mlp.act_fn', '.input_layernorm', '.post_attention_layernorm'];
+  const inLayers = Array.from({ length: layers }, (_, i) => perLayer.map((m) => `model.layers.${i}${m}`)).flat();
+  return ['model', 'model.embed_tokens', 'model.layers', ...inLayers, 'model.norm', 'model.rotary_emb', 'lm_head'];
+}
+
+/**
+ * The target modules a `target_modules` string picks: PEFT full-matches it against every module name of the base
+ * (`re.fullmatch(config.target_modules, key)` in check_target_module_exists, peft/src/peft/tuners/tuners_utils.py),
+ * so it has to pick each of the seven on every layer or on none, and nothing else.
+ */
+function modulesOfPattern(pattern: string, layers: number, path: string): LoraTargetModule[] {
+  const field = `${path} "target_modules" ${JSON.stringify(pattern)}`;
+  let regex: RegExp;
+  try {
+    regex = new RegExp(`^(?:${pattern})$`, 'u');
+  } catch (error) {
+    throw new GrpoError('GRPO_UNSUPPORTED', `${field} is not a regular expression this reads (${(error as Error).message})`);
+  }
+  const other = otherModules(layers).find((name) => regex.test(name));
+  if (other !== undefined) throw new GrpoError('GRPO_UNSUPPORTED', `${field} picks module "${other}"; only ${LORA_TARGET_MODULES.join(', ')} can have adapters`);
+  const modules = LORA_TARGET_MODULES.filter((module) => {
+    const picked = Array.from({ length: layers }, (_, i) => i).filter((layer) => regex.test(moduleName(layer, module)));
+    if (picked.length > 0 && picked.length < layers) {
+      throw new GrpoError('GRPO_UNSUPPORTED', `${field} picks ${module} on layers ${picked.join(', ')} of 0..${layers - 1}; adapters go on every layer or on none`);
+    }
+    return picked.length > 0;
+  });
+  if (modules.length === 0) throw new GrpoError('GRPO_DATA_FORMAT', `${field} picks no module of the base (e.g. "${moduleName(0, 'q_proj')}")`);
+  return modules;
+}
+
 /** What an adapter folder holds, for the error when it is missing or unreadable. */
 const ADAPTER_FOLDER = `a LoRA adapter folder in PEFT's format (${ADAPTER_CONFIG_FILE} and ${ADAPTER_WEIGHTS_FILE})`;
 
@@ -163,7 +197,7 @@ const ADAPTER_FOLDER = `a LoRA adapter folder in PEFT's format (${ADAPTER_CONFIG
 export async function loadAdapter(dir: string, config?: ModelConfig): Promise<LoraAdapter> {
   requireFolder(dir, ADAPTER_FOLDER);
   const configPath = join(dir, ADAPTER_CONFIG_FILE);
-  const { settings, baseModel } = adapterSettingsFromJson(await readUserJson(configPath, `the settings of ${ADAPTER_FOLDER}`), configPath);
+  const json = await readUserJson(configPath, `the settings of ${ADAPTER_FOLDER}`);
   const weightsPath = join(dir, ADAPTER_WEIGHTS_FILE);
   if (!existsSync(weightsPath) && existsSync(join(dir, 'adapter_model.bin'))) {
     throw new GrpoError('GRPO_UNSUPPORTED', `${dir}: adapter_model.bin (pickled PyTorch) is not read; save the adapter with safe_serialization=True`);
@@ -172,6 +206,7 @@ export async function loadAdapter(dir: string, config?: ModelConfig): Promise<Lo
     if (!t.name.startsWith(PEFT_PREFIX)) throw new GrpoError('GRPO_DATA_FORMAT', `${weightsPath}: tensor "${t.name}" does not start with "${PEFT_PREFIX}" (PEFT's names for a causal LM)`);
     return { ...t, name: t.name.slice(PEFT_PREFIX.length) };
   });
+  const { settings, baseModel } = adapterSettingsFromJson(json, configPath, () => config?.numLayers ?? layersOf(weightsPath, tensors));
   checkTensors(weightsPath, settings, tensors, config);
   return { settings, baseModel, tensors };
 }

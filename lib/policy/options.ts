@@ -1,5 +1,5 @@
 // The options of the built-in policy's optimizer and of Policy.generate, declared once.
-import type { LoraOptions } from '../options/lora.js';
+import type { LoraStartOptions } from '../options/lora.js';
 import { SAMPLING_OPTIONS } from '../options/sampling.js';
 import * as opt from '../options/schema.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -65,7 +65,7 @@ export const BUILTIN_OPTIONS = {
   tokenizer: opt.opaque<Tokenizer>('Tokenizer', 'The tokenizer of generate and save (its vocabulary must fit config.vocabSize).', 'none (load: the checkpoint\'s)'),
   optimizer: opt.opaque<OptimizerOptions>('object', 'AdamW settings and learning-rate schedule (OPTIMIZER_OPTIONS: the optimizer table).', 'OPTIMIZER_DEFAULTS'),
   bf16Matmuls: opt.boolean(false, 'Multiply the dense layers (q/k/v/o projections, MLP) in bfloat16 with float32 sums where the CPU has AVX512_BF16: on AMX-BF16 tiles where it has those too (a training step 1.5× as fast as float32 on the Xeon of docs/performance.md#amx), else with vdpbf16ps (`matmulBf16Kernel()` names which). Attention and the LM head stay float32.'),
-  lora: opt.opaque<LoraOptions>('object', 'LoRA adapters on the decoder layers (the `lora` table: rank, alpha, dropout, targetModules, rslora); then only the adapters train (docs/policy.md, "LoRA adapters"). Load of an adapter folder takes the adapter\'s own settings.', 'none: full fine-tuning'),
+  lora: opt.opaque<LoraStartOptions>('object', 'LoRA adapters on the decoder layers (the `lora` table: rank, alpha, dropout, targetModules, rslora, and for load `from`, an adapter folder to start from); then only the adapters train (docs/policy.md, "LoRA adapters"). Load of an adapter folder takes the adapter\'s own settings.', 'none: full fine-tuning'),
   device: { ...opt.device(), doc: 'Where the model lives: "cpu", "cuda" (GRPO_CUDA_UNAVAILABLE when CUDA cannot run here) or "auto" (CUDA when available). The GPU model is unverified, hence the default.' },
 };
 

@@ -4,7 +4,7 @@ import { DEVICES } from '../binding/index.js';
 import { GrpoError } from '../errors.js';
 import { resolveLossOptions, type PolicyLossOptions, type ResolvedLossOptions } from '../kernels/loss.js';
 import { NORMALIZE_OPTIONS } from '../options/advantages.js';
-import { LORA_DEFAULTS, LORA_OPTIONS, type LoraSettings } from '../options/lora.js';
+import { LORA_DEFAULTS, LORA_START_OPTIONS, type LoraStartSettings } from '../options/lora.js';
 import { PROMPT_OPTIONS } from '../options/prompt.js';
 import { endpointList, REMOTE_OPTIONS } from '../rollout/options.js';
 import {
@@ -134,13 +134,14 @@ const LOSS_LAYER: Field<PolicyLossOptions> = {
   read: (value, path, naming, base) => ({ ...base, ...check.object(naming.object(path), value) }),
 };
 
-const LORA_NESTED = nested(LORA_OPTIONS, 'LoRA adapters: the command line loads the starting policy with them (only they train; checkpoints '
-  + 'are adapter-only, docs/policy.md "LoRA adapters"); null = full fine-tuning. Given fields go over the `lora` table\'s defaults.');
+const LORA_NESTED = nested(LORA_START_OPTIONS, 'LoRA adapters: the command line loads the starting policy with them (only they train; checkpoints '
+  + 'are adapter-only, docs/policy.md "LoRA adapters"); null = full fine-tuning. Given fields go over the `lora` table\'s defaults; with '
+  + '`lora.from` the run takes the adapter\'s settings (the fields given beside it must repeat them, `dropout` aside).');
 
-/** LoRA settings over LORA_DEFAULTS, or null (full fine-tuning). */
-const LORA_FIELD: Field<LoraSettings | null> = {
+/** LoRA settings over LORA_DEFAULTS (no `from`), or null (full fine-tuning). */
+const LORA_FIELD: Field<LoraStartSettings | null> = {
   ...nullable(LORA_NESTED), schema: undefined, type: 'object (the `lora` table) or null',
-  read: (v, path, naming, base) => (v === null ? null : LORA_NESTED.read(v, path, naming, base ?? LORA_DEFAULTS)),
+  read: (v, path, naming, base) => (v === null ? null : LORA_NESTED.read(v, path, naming, base ?? { ...LORA_DEFAULTS, from: null })),
 };
 
 /** Everything a run needs besides its policy. Paper-scale defaults (ReMaRk / Rank-GRPO: G 48 × S 8, K 20, validation every 250 up to 2,000 steps). */

@@ -156,13 +156,18 @@ async function referenceFor(options: TrainOptions, dir: RunDir): Promise<Policy 
   return reference;
 }
 
-/** config.lora set needs a policy with those adapters (a LoRA policy without config.lora is its own choice). */
-function checkAdapters(config: TrainerConfig, policy: Policy): void {
+/**
+ * config.lora set needs a policy with those adapters (a LoRA policy without config.lora is its own choice); with
+ * `lora.from` the policy was loaded from that adapter, and the run's config takes the settings the policy has.
+ */
+function withAdapters(config: TrainerConfig, policy: Policy): TrainerConfig {
   const adapters = policy.adapters;
+  if (config.lora?.from != null && adapters) return { ...config, lora: { ...adapters.settings, from: config.lora.from } };
   if (config.lora && !(adapters && sameLoraSettings(adapters.settings, config.lora))) {
     throw new GrpoError('GRPO_INVALID_ARGUMENT', `train: config "lora" is ${JSON.stringify(config.lora)} but the policy has ${adapters ? `adapters ${JSON.stringify(adapters.settings)}` : 'no adapters'}; `
       + 'create or load the policy with { lora: config.lora } (grpo train does)');
   }
+  return config;
 }
 
 /** A policy on another device than config.device names ('auto' accepts either) is a mistake worth stopping. */
@@ -179,10 +184,10 @@ function checkDevice(config: TrainerConfig, policy: Policy): void {
  * await train({ config: resolveConfig({ recipe: 'remark', steps: 100 }), policy, runDir: 'runs/remark', loadPolicy: (d) => BuiltinPolicy.load(d) });
  */
 export async function train(options: TrainOptions): Promise<TrainResult> {
-  const { config, policy } = options;
+  const { policy } = options;
   if (!policy) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'train: expected a policy');
-  checkDevice(config, policy);
-  checkAdapters(config, policy);
+  checkDevice(options.config, policy);
+  const config = withAdapters(options.config, policy);
   checkPushable(config, policy);
   const dir = new RunDir(options.runDir);
   await dir.create(config);

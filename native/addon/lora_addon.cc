@@ -3,6 +3,7 @@
 #include "grpo/model.h"
 #include "model_handle.h"
 #include "napi_util.h"
+#include "optimizer_bindings.h"
 #include "registry.h"
 
 namespace grpo::addon {
@@ -35,33 +36,8 @@ Napi::Value parameter_count(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(grpo_model_lora_num_parameters(handle_arg(info)->model.get())));
 }
 
-struct Moments {
-  Model model;
-  View<float> m, v;  // [lora parameters] each
-};
-
-// (model, m, v, ...)
-Moments moments_args(const Napi::CallbackInfo& info) {
-  Moments a{model_arg(info), view_arg<float>(info, 1, "m"), view_arg<float>(info, 2, "v")};
-  expect_length(info.Env(), a.m, grpo_model_lora_num_parameters(a.model.get()), "m");
-  expect_length(info.Env(), a.v, grpo_model_lora_num_parameters(a.model.get()), "v");
-  return a;
-}
-
-// (model, m, v) → step
-Napi::Value get_optimizer(const Napi::CallbackInfo& info) {
-  const Moments a = moments_args(info);
-  int64_t step = 0;
-  check(info.Env(), grpo_model_lora_get_optimizer(a.model.get(), a.m.data, a.v.data, &step));
-  return Napi::Number::New(info.Env(), static_cast<double>(step));
-}
-
-// (model, m, v, step)
-Napi::Value set_optimizer(const Napi::CallbackInfo& info) {
-  const Moments a = moments_args(info);
-  check(info.Env(), grpo_model_lora_set_optimizer(a.model.get(), a.m.data, a.v.data, int_arg(info, 3, "step")));
-  return info.Env().Undefined();
-}
+// The adapters' moments: (model, m, v) → step and (model, m, v, step).
+using Optimizer = OptimizerBindings<grpo_model_lora_num_parameters, grpo_model_lora_get_optimizer, grpo_model_lora_set_optimizer>;
 
 }  // namespace
 
@@ -69,8 +45,8 @@ void register_lora(Napi::Env env, Napi::Object exports) {
   exports.Set("modelLoraAttach", Napi::Function::New(env, attach));
   exports.Set("modelLoraSetEnabled", Napi::Function::New(env, set_enabled));
   exports.Set("modelLoraParameterCount", Napi::Function::New(env, parameter_count));
-  exports.Set("modelLoraGetOptimizer", Napi::Function::New(env, get_optimizer));
-  exports.Set("modelLoraSetOptimizer", Napi::Function::New(env, set_optimizer));
+  exports.Set("modelLoraGetOptimizer", Napi::Function::New(env, Optimizer::get));
+  exports.Set("modelLoraSetOptimizer", Napi::Function::New(env, Optimizer::set));
 }
 
 }  // namespace grpo::addon

@@ -9,6 +9,7 @@
 #include "grpo/model.h"
 #include "model_handle.h"
 #include "napi_util.h"
+#include "optimizer_bindings.h"
 #include "registry.h"
 #include "sampler_settings.h"
 
@@ -208,33 +209,8 @@ Napi::Value adamw(const Napi::CallbackInfo& info) {
   return dispatch(info, std::move(memory), [=] { return grpo_model_adamw_step(model.get(), &o, norm.data); });
 }
 
-struct Moments {
-  Model model;
-  View<float> m, v;  // [num_parameters] each
-};
-
-// (model, m, v, ...)
-Moments moments_args(const Napi::CallbackInfo& info) {
-  Moments a{model_arg(info), view_arg<float>(info, 1, "m"), view_arg<float>(info, 2, "v")};
-  expect_length(info.Env(), a.m, grpo_model_num_parameters(a.model.get()), "m");
-  expect_length(info.Env(), a.v, grpo_model_num_parameters(a.model.get()), "v");
-  return a;
-}
-
-// (model, m, v) → step
-Napi::Value get_optimizer(const Napi::CallbackInfo& info) {
-  const Moments a = moments_args(info);
-  int64_t step = 0;
-  check(info.Env(), grpo_model_get_optimizer(a.model.get(), a.m.data, a.v.data, &step));
-  return Napi::Number::New(info.Env(), static_cast<double>(step));
-}
-
-// (model, m, v, step)
-Napi::Value set_optimizer(const Napi::CallbackInfo& info) {
-  const Moments a = moments_args(info);
-  check(info.Env(), grpo_model_set_optimizer(a.model.get(), a.m.data, a.v.data, int_arg(info, 3, "step")));
-  return info.Env().Undefined();
-}
+// The moments of every parameter: (model, m, v) → step and (model, m, v, step).
+using Optimizer = OptimizerBindings<grpo_model_num_parameters, grpo_model_get_optimizer, grpo_model_set_optimizer>;
 
 // Rows of model.embed_tokens.weight (tensor 0).
 int64_t vocab_of(grpo_model* model) {
@@ -306,8 +282,8 @@ void register_model(Napi::Env env, Napi::Object exports) {
   exports.Set("modelSetBf16Matmuls", Napi::Function::New(env, set_bf16));
   exports.Set("modelZeroGrad", Napi::Function::New(env, zero_grad));
   exports.Set("modelAdamw", Napi::Function::New(env, adamw));
-  exports.Set("modelGetOptimizer", Napi::Function::New(env, get_optimizer));
-  exports.Set("modelSetOptimizer", Napi::Function::New(env, set_optimizer));
+  exports.Set("modelGetOptimizer", Napi::Function::New(env, Optimizer::get));
+  exports.Set("modelSetOptimizer", Napi::Function::New(env, Optimizer::set));
   exports.Set("modelGenerate", Napi::Function::New(env, generate));
 }
 

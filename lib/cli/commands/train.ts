@@ -5,7 +5,7 @@ import { resolveConfig } from '../../trainer/recipes.js';
 import { RESUMABLE_OPTIONS } from '../../trainer/resume.js';
 import { DEVICE_FLAG, deviceFlag } from '../args.js';
 import { readConfigFile, required, type Command } from '../command.js';
-import { loadPolicy } from '../models.js';
+import { loadPolicy, loraToLoad } from '../models.js';
 import { trainWithProgress } from '../run-training.js';
 
 /** Flags that say where a first run starts from; a resumed run has its own. */
@@ -21,7 +21,8 @@ export const trainCommand: Command = {
     '130 (143); --resume continues exactly, or writes the test evaluation and report a stopped run had left. On resume only these\n' +
     `options may change: ${RESUMABLE_OPTIONS.join(', ')}; any other is refused (it would change what the remaining steps compute).\n` +
     'LoRA: --lora.rank 16 --lora.targetModules q_proj,v_proj (and --lora.alpha, --lora.dropout, --lora.rslora) trains adapters on\n' +
-    'the frozen --policy; checkpoints are then adapters in PEFT\'s format (grpo merge <checkpoint>/policy --out <folder>).\n\n' +
+    'the frozen --policy; checkpoints are then adapters in PEFT\'s format (grpo merge <checkpoint>/policy --out <folder>).\n' +
+    '--lora.from <adapter folder> starts them from an adapter in PEFT\'s format (its r, lora_alpha, target_modules) on that base.\n\n' +
     'Tasks (--task; default the recipe\'s own; docs/trainer.md "Tasks", your own files: docs/datasets.md "Train on your own data"):\n' +
     '  math       ccr, grpo: --data.math train.jsonl (math/1) [--data.mathValidation v.jsonl] [--data.mathTest t.jsonl]; a split\n' +
     '             without its file is held out of the training file (--data.heldOut, 0 = 10%; --data.splitSeed); N, the shared\n' +
@@ -59,8 +60,9 @@ export const trainCommand: Command = {
       if (result.test) reporter.line(JSON.stringify({ test: result.test }, null, 2));
       return;
     }
-    const config = resolveConfig(await readConfigFile(args.flags.get('config')), overrides);
-    const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'), config.device, config.lora);
+    const file = await readConfigFile(args.flags.get('config'));
+    const config = resolveConfig(file, overrides);
+    const policy = await loadPolicy(required(args, 'policy', 'checkpoint folder'), config.device, loraToLoad(config.lora, [file, overrides]));
     const result = await trainWithProgress(reporter, `train ${config.recipe}`, { config, policy, runDir: required(args, 'out', 'run directory') });
     if (result.test) reporter.line(JSON.stringify({ test: result.test }, null, 2));
     if (result.test) reporter.line(`Run directory: ${result.runDir} (metrics.jsonl, validation.jsonl, test.json, report/report.md)`);
