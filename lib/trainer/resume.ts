@@ -136,7 +136,7 @@ export async function resume(runDir: string, options: ResumeOptions): Promise<Tr
   await dir.truncateAfter('validation', state.step);
   const policy = await options.loadPolicy(latest.policyDir);
   const rollouts = remoteSource(config);
-  if (rollouts) await restoreVersion(rollouts, runDir, state.step);
+  if (rollouts && state.stopReason === null) await restoreVersion(rollouts, runDir, state.step); // steps will sample again
   const reference = needsReference(config) ? (policy.adapters?.base() ?? (await savedReference(runDir, options.loadPolicy))) : undefined;
   return runLoop({
     config, policy, dir, state, loadPolicy: options.loadPolicy, reference,
