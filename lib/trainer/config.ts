@@ -43,6 +43,8 @@ const REWARD_OPTIONS = {
     + 'permutation seeded by `seed`) or `"fixed"` (consecutive problems in file order); a final partial group is dropped.'),
   wAcc: number(2, 'CCR: weight of the accuracy term.'),
   wFmt: number(1, 'CCR: weight of the format term.'),
+  threads: integer(0, 'Recommendation and math: compute each step\'s rewards on this many worker threads (RewardPool: the same values, '
+    + 'docs/scale-out.md); 0 = on the main thread. The threads run from the built package (dist/).', 0),
   lengthWeight: number(0, 'Recommendation and QA: weight of the length reward −min(1, |items − K| / K), added to the rank-1 reward (how '
     + 'Rank-GRPO\'s `_calculate_rewards` places a scalar reward function).'),
 };

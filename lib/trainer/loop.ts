@@ -154,7 +154,7 @@ async function policyUpdate(
 interface StepOutcome {
   rollout: Rollout | RemoteStepRollout;
   sampling?: SamplingMetrics;
-  rewards: ReturnType<Task['rewards']>;
+  rewards: Awaited<ReturnType<Task['rewards']>>;
   advantages: ReturnType<Task['advantages']>;
   update: Awaited<ReturnType<typeof policyUpdate>>;
   time: PhaseTimes;
@@ -211,7 +211,7 @@ export async function trainStep(ctx: StepContext, step: number, elapsedBefore: n
     ? await remoteRollout(ctx.rollouts, policy, prompts.texts, config.candidates, config.generation, seed, step)
     : await generateRollout(policy, prompts.texts, config.candidates, config.generation, seed);
   time.generate = clock.lap();
-  const rewards = task.rewards(prompts, rollout); // 3. rewards, with the token spans they fall on
+  const rewards = await task.rewards(prompts, rollout); // 3. rewards, with the token spans they fall on
   time.reward = clock.lap();
   const advantages = task.advantages(rewards.rewards, rollout); // 4. advantages on tokens
   time.advantage = clock.lap();

@@ -141,6 +141,7 @@ export async function resume(runDir: string, options: ResumeOptions): Promise<Tr
   return runLoop({
     config, policy, dir, state, loadPolicy: options.loadPolicy, reference,
     task: options.task ?? createTask(config, tokenizerOf(policy)),
+    ownsTask: !options.task,
     lossOptions: config.loss,
     rollouts,
     onEvent: options.onEvent ?? (() => undefined),

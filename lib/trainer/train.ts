@@ -63,6 +63,8 @@ export interface RunContext extends StepContext {
   loadPolicy: PolicyLoader;
   onEvent: (event: TrainerEvent) => void;
   stop: StopFlag;
+  /** The trainer built the task (no `task` option): it ends the task's threads when the run ends. */
+  ownsTask?: boolean;
 }
 
 export function initialState(config: TrainerConfig): TrainerState {
@@ -105,6 +107,14 @@ async function advance(ctx: RunContext): Promise<StopReason | null> {
 
 /** Steps until a stopping rule fires or a stop is requested; checkpoints on schedule and on the way out. */
 export async function runLoop(ctx: RunContext, skipTest = false): Promise<TrainResult> {
+  try {
+    return await runSteps(ctx, skipTest);
+  } finally {
+    if (ctx.ownsTask) await ctx.task.close?.();
+  }
+}
+
+async function runSteps(ctx: RunContext, skipTest: boolean): Promise<TrainResult> {
   ctx.onEvent({ type: 'start', step: ctx.state.step, steps: ctx.config.steps, device: policyDevice(ctx.policy) });
   let reason = ctx.state.stopReason;
   while (reason === null) {
@@ -196,6 +206,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     config, policy, dir, loadPolicy: options.loadPolicy,
     reference: await referenceFor(options, dir),
     task: options.task ?? createTask(config, tokenizerOf(policy)),
+    ownsTask: !options.task,
     lossOptions: config.loss,
     rollouts: remoteSource(config),
     state: initialState(config),
