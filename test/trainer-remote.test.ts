@@ -119,6 +119,7 @@ describe('train on remote rollouts', () => {
     expect(() => resolveConfig({ recipe: 'remark', rollouts: { backend: 'remote', endpoints: ['ftp://x'] } })).toThrow(/rollouts.endpoints\[0\].*http or https/);
     expect(() => resolveConfig({ recipe: 'remark', loss: { lossType: 'vespo' }, rollouts: { backend: 'remote', endpoints: ['http://127.0.0.1:1'] } }))
       .toThrow(/config "rollouts.correction": loss.lossType "vespo"/);
+    expect(() => resolveConfig({ recipe: 'remark', rollouts: { clipMin: 3, clipMax: 3 } })).toThrow(/config "rollouts.clipMin": expected less than rollouts.clipMax = 3/);
     const { lora: _lora, ...full } = config('http://127.0.0.1:1');
     const error = await train({ config: { ...full, lora: null }, policy: await BuiltinPolicy.load(startDir), runDir: join(root, 'full-ft'), loadPolicy })
       .catch((e: unknown) => e);

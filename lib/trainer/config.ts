@@ -86,10 +86,11 @@ const ROLLOUT_OPTIONS = {
   pushEvery: integer(1, 'Remote with LoRA: save the adapter and push it to every server (vLLM /v1/load_lora_adapter, checked in /v1/models) '
     + 'every this many steps; 0 = never (the servers keep sampling `model`). Full fine-tuning cannot push yet (set 0).', 0),
   adapterPath: string('', 'Remote: the run folder as the servers see it (a shared mount), prefixed to `adapters/step-<N>`; "" = the trainer\'s own path.'),
-  correction: choice(['tokenTruncate', 'sequenceTruncate', 'none'] as const, 'tokenTruncate', 'Remote: TRL\'s vLLM importance-sampling '
-    + 'correction (`vllm_importance_sampling_mode`): each token\'s (or sequence\'s) exp(trainer log-prob − engine log-prob), capped at `clipMax`, '
-    + 'weights its loss; `"none"` = off.'),
-  clipMax: number(3, 'Remote: the cap of the importance weight (TRL `vllm_importance_sampling_clip_max`, formerly `vllm_importance_sampling_cap`).', POSITIVE),
+  correction: choice(['tokenTruncate', 'tokenMask', 'sequenceTruncate', 'sequenceMask', 'none'] as const, 'tokenTruncate', 'Remote: TRL\'s vLLM '
+    + 'importance-sampling correction (`vllm_importance_sampling_mode`): each token\'s (or sequence\'s) weight exp(trainer log-prob − engine log-prob) '
+    + 'multiplies its loss, clamped into [`clipMin`, `clipMax`] (`*Truncate`) or set to 0 outside it (`*Mask`); `"none"` = off.'),
+  clipMax: number(3, 'Remote: the upper bound of the importance weight (TRL `vllm_importance_sampling_clip_max`, formerly `vllm_importance_sampling_cap`).', POSITIVE),
+  clipMin: number(0, 'Remote: the lower bound of the importance weight (TRL `vllm_importance_sampling_clip_min`); 0 = none.'),
 };
 
 /** Validation, checkpoint selection and stopping. */
@@ -218,6 +219,9 @@ export function mergeConfig(base: TrainerConfig, ...layers: readonly unknown[]):
   }
   const loss = resolveLossOptions(config.loss);
   checkMicroBatches(config, loss);
+  if (config.rollouts.clipMin >= config.rollouts.clipMax) {
+    throw new GrpoError('GRPO_VALUE_RANGE', `config "rollouts.clipMin": expected less than rollouts.clipMax = ${config.rollouts.clipMax} but received ${config.rollouts.clipMin}`);
+  }
   if (config.rollouts.backend === 'remote' && config.rollouts.correction !== 'none' && (loss.lossType === 'vespo' || loss.lossType === 'geoMean')) {
     throw new GrpoError('GRPO_UNSUPPORTED', `config "rollouts.correction": loss.lossType "${loss.lossType}" is not a sum of per-token terms `
       + 'linear in the advantage (TRL folds the weight into VESPO\'s own), so the per-token weight is not wired for it; set rollouts.correction to "none" or choose another loss.lossType');
