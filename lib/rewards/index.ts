@@ -46,3 +46,4 @@ export {
   type TokenOffsets,
 } from './segments.js';
 export { dcgDiscount, RANK_SHAPES, shapeRewards, type RankShape } from './shapes.js';
+export { RewardPool } from './pool.js';

@@ -3,7 +3,8 @@
 // started with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True): POST /v1/load_lora_adapter
 // { lora_name, lora_path } with lora_path a PEFT adapter folder the server can read (a shared checkpoint folder),
 // POST /v1/unload_lora_adapter { lora_name }, and GET /v1/models listing every served model and adapter by id.
-// After loading, each server's /v1/models must list the new name (and no longer the unloaded one): a server that
+// A server whose /v1/models already lists the name is not asked to load it again (vLLM refuses a second load of a
+// name). After loading, each server's /v1/models must list the new name (and no longer the unloaded one): a server that
 // answered but serves something else would keep sampling an older policy, so that is an error, not a warning.
 // llama.cpp's server cannot load adapters at run time (it only rescales those given at start): export the merged
 // model (grpo export --gguf) and restart it instead.
@@ -40,7 +41,10 @@ async function pushOne(endpoint: string, push: AdapterPush, s: SyncSettings, sig
     withRetries(endpoint, what, { ...s, signal, onRetry: () => undefined }, () =>
       exchangeJson(`${endpoint}${path}`, { method: body === undefined ? 'GET' : 'POST', body, timeoutMs: s.timeoutMs, signal, json: body === undefined }));
   const served = async () => modelIds(await call('/v1/models', undefined, 'listing its models'), `${endpoint}/v1/models`);
-  await call('/v1/load_lora_adapter', { lora_name: push.name, lora_path: push.path }, `loading adapter "${push.name}"`);
+  // a server that already serves the name (a resumed run pushing its version again) is left as it is: names carry the step
+  if (!(await served()).includes(push.name)) {
+    await call('/v1/load_lora_adapter', { lora_name: push.name, lora_path: push.path }, `loading adapter "${push.name}"`);
+  }
   const afterLoad = await served();
   if (!afterLoad.includes(push.name)) {
     throw new GrpoError('GRPO_REMOTE_UNAVAILABLE',

@@ -7,7 +7,7 @@ import { describe, integer, string } from '../validate.js';
 import * as opt from '../options/schema.js';
 
 /** A non-empty list of http(s) base URLs (`http://host:8000`, the part before /v1). */
-function endpointList(doc: string): opt.Field<string[]> {
+export function endpointList(doc: string): opt.Field<string[]> {
   return {
     type: 'array of http(s) URLs', doc, default: undefined, required: true,
     read: (v, path, n) => {

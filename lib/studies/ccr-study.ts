@@ -68,8 +68,8 @@ function studyTask(config: TrainerConfig, data: ArithmeticData, tokenizer: Token
   const task = ccrTask(config, data, tokenizer, STUDY_TEMPLATE);
   const logged: typeof task = {
     ...task,
-    rewards(prompts, rollout) {
-      const out = task.rewards(prompts, rollout);
+    async rewards(prompts, rollout) {
+      const out = await task.rewards(prompts, rollout);
       const correct = new Uint8Array(rollout.texts.length * n); // [groups, S, N]
       rollout.texts.forEach((text, b) => ccrReward(text, prompts.truths[Math.floor(b / S)]).correct.forEach((ok, k) => (correct[b * n + k] = ok ? 1 : 0)));
       const predicted = predictedInformative(correct, prompts.truths.length, S, n);

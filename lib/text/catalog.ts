@@ -17,6 +17,13 @@ function addYear(index: TitleIndex, title: string, year: number): void {
   else if (!years.includes(year)) years.push(year);
 }
 
+/** {@link Catalog.toData}: what a worker thread needs to rebuild a catalog. */
+export interface CatalogData {
+  entries: readonly TitleYear[];
+  only: TitleNormalization | null;
+  indexes: [TitleNormalization, TitleIndex][];
+}
+
 /**
  * A set of (title, year) pairs with one hashed index per normalisation (normalised title → years),
  * built on first use. `has` is one normalisation plus one Map lookup.
@@ -50,6 +57,19 @@ export class Catalog {
       if (tab > 0) addYear(index, line.slice(0, tab), Number(line.slice(tab + 1)));
     }
     return new Catalog([], { normalization: oneOf('normalization', normalization, TITLE_NORMALIZATIONS), index });
+  }
+
+  /** A plain copy (entries and the indexes built so far) that structured clone carries to a worker thread. */
+  toData(): CatalogData {
+    return { entries: this.#entries, only: this.#only, indexes: [...this.#indexes] };
+  }
+
+  /** The catalog of {@link Catalog.toData}'s copy (answers exactly what the original answers). */
+  static fromData(data: CatalogData): Catalog {
+    const only = data.only === null ? undefined : { normalization: data.only, index: new Map(data.indexes).get(data.only)! };
+    const catalog = new Catalog(data.entries, only);
+    for (const [normalization, index] of data.indexes) catalog.#indexes.set(normalization, index);
+    return catalog;
   }
 
   /** Number of distinct (normalised title, year) keys in the default index (or the prebuilt one). */

@@ -6,6 +6,7 @@ import { resolveLossOptions, type PolicyLossOptions, type ResolvedLossOptions } 
 import { NORMALIZE_OPTIONS } from '../options/advantages.js';
 import { LORA_DEFAULTS, LORA_START_OPTIONS, type LoraStartSettings } from '../options/lora.js';
 import { PROMPT_OPTIONS } from '../options/prompt.js';
+import { endpointList, REMOTE_OPTIONS } from '../rollout/options.js';
 import {
   boolean, choice, defaultsOf, integer, nested, nullable, number, POSITIVE, string, type Field, type Naming, type ValuesOf, checkOptions } from '../options/schema.js';
 import { LENGTH_SHAPING_OPTIONS, TOKEN_ADVANTAGE_OPTIONS } from '../options/token-advantages.js';
@@ -42,6 +43,8 @@ const REWARD_OPTIONS = {
     + 'permutation seeded by `seed`) or `"fixed"` (consecutive problems in file order); a final partial group is dropped.'),
   wAcc: number(2, 'CCR: weight of the accuracy term.'),
   wFmt: number(1, 'CCR: weight of the format term.'),
+  threads: integer(0, 'Recommendation and math: compute each step\'s rewards on this many worker threads (RewardPool: the same values, '
+    + 'docs/scale-out.md); 0 = on the main thread. The threads run from the built package (dist/).', 0),
   lengthWeight: number(0, 'Recommendation and QA: weight of the length reward −min(1, |items − K| / K), added to the rank-1 reward (how '
     + 'Rank-GRPO\'s `_calculate_rewards` places a scalar reward function).'),
 };
@@ -59,6 +62,35 @@ const ADVANTAGE_OPTIONS = {
   truncation: TOKEN_ADVANTAGE_OPTIONS.truncation,
   unanswered: choice(['keep', 'drop'] as const, 'keep', 'CCR with `truncation: "dropSuffix"`: a completion capped before any complete '
     + 'labelled answer (its whole text is the unfinished suffix) `"keep"`s its row in the loss, so its advantage reaches the update, or `"drop"`s it.'),
+};
+
+/** endpointList that also takes [] (its default: the policy backend needs none; mergeConfig asks for one with "remote"). */
+function optionalEndpoints(doc: string): Field<string[]> {
+  const list = endpointList(doc);
+  return { ...list, default: [], required: false, read: (v, path, naming, base) => (Array.isArray(v) && v.length === 0 ? [] : list.read(v, path, naming, base)) };
+}
+
+/**
+ * Where the rollouts come from: the policy itself, or inference servers over the OpenAI-compatible completions API
+ * (docs/scale-out.md), with the adapter pushed every `pushEvery` steps and TRL's vLLM importance-sampling correction.
+ */
+const ROLLOUT_OPTIONS = {
+  backend: choice(['policy', 'remote'] as const, 'policy', '`"policy"`: the trained policy generates; `"remote"`: the servers of `endpoints` do '
+    + '(RemoteRollouts), and the trainer scores their tokens itself.'),
+  endpoints: optionalEndpoints('Remote: the servers\' base URLs (vLLM\'s OpenAI-compatible server or one speaking its subset).'),
+  model: string('policy', 'Remote: the served model\'s name, sampled until the first push; pushed adapters are named `<model>-step-<N>`.'),
+  maxInFlight: REMOTE_OPTIONS.maxInFlight,
+  timeoutMs: REMOTE_OPTIONS.timeoutMs,
+  retries: REMOTE_OPTIONS.retries,
+  backoffMs: REMOTE_OPTIONS.backoffMs,
+  pushEvery: integer(1, 'Remote with LoRA: save the adapter and push it to every server (vLLM /v1/load_lora_adapter, checked in /v1/models) '
+    + 'every this many steps; 0 = never (the servers keep sampling `model`). Full fine-tuning cannot push yet (set 0).', 0),
+  adapterPath: string('', 'Remote: the run folder as the servers see it (a shared mount), prefixed to `adapters/step-<N>`; "" = the trainer\'s own path.'),
+  correction: choice(['tokenTruncate', 'tokenMask', 'sequenceTruncate', 'sequenceMask', 'none'] as const, 'tokenTruncate', 'Remote: TRL\'s vLLM '
+    + 'importance-sampling correction (`vllm_importance_sampling_mode`): each token\'s (or sequence\'s) weight exp(trainer log-prob − engine log-prob) '
+    + 'multiplies its loss, clamped into [`clipMin`, `clipMax`] (`*Truncate`) or set to 0 outside it (`*Mask`); `"none"` = off.'),
+  clipMax: number(3, 'Remote: the upper bound of the importance weight (TRL `vllm_importance_sampling_clip_max`, formerly `vllm_importance_sampling_cap`).', POSITIVE),
+  clipMin: number(0, 'Remote: the lower bound of the importance weight (TRL `vllm_importance_sampling_clip_min`); 0 = none.'),
 };
 
 /** Validation, checkpoint selection and stopping. */
@@ -140,6 +172,7 @@ export const TRAINER_OPTIONS = {
   lora: LORA_FIELD,
   prompt: nested(PROMPT_OPTIONS, 'How prompts reach the policy: through its tokenizer\'s chat template (docs/policy.md).'),
   generation: nested(GENERATION_OPTIONS, 'Sampling of the S candidates of each prompt.'),
+  rollouts: nested(ROLLOUT_OPTIONS, 'Where the rollouts come from (docs/scale-out.md, "The trainer on remote rollouts").'),
   rewards: nested(REWARD_OPTIONS, 'Rewards (the recipe picks which fields apply).'),
   advantages: nested(ADVANTAGE_OPTIONS, 'Advantages (normalisation and placement on tokens).'),
   loss: LOSS_LAYER,
@@ -149,6 +182,7 @@ export const TRAINER_OPTIONS = {
 
 export type TrainerConfig = ValuesOf<typeof TRAINER_OPTIONS>;
 export type GenerationConfig = TrainerConfig['generation'];
+export type RolloutsConfig = TrainerConfig['rollouts'];
 export type PromptConfig = TrainerConfig['prompt'];
 export type RewardConfig = TrainerConfig['rewards'];
 export type AdvantageConfig = TrainerConfig['advantages'];
@@ -183,7 +217,18 @@ export function mergeConfig(base: TrainerConfig, ...layers: readonly unknown[]):
   for (const layer of layers) {
     if (layer !== undefined) config = checkOptions(TRAINER_OPTIONS, CONFIG_NAMING, check.object('the config', layer), config);
   }
-  checkMicroBatches(config, resolveLossOptions(config.loss));
+  const loss = resolveLossOptions(config.loss);
+  checkMicroBatches(config, loss);
+  if (config.rollouts.clipMin >= config.rollouts.clipMax) {
+    throw new GrpoError('GRPO_VALUE_RANGE', `config "rollouts.clipMin": expected less than rollouts.clipMax = ${config.rollouts.clipMax} but received ${config.rollouts.clipMin}`);
+  }
+  if (config.rollouts.backend === 'remote' && config.rollouts.correction !== 'none' && (loss.lossType === 'vespo' || loss.lossType === 'geoMean')) {
+    throw new GrpoError('GRPO_UNSUPPORTED', `config "rollouts.correction": loss.lossType "${loss.lossType}" is not a sum of per-token terms `
+      + 'linear in the advantage (TRL folds the weight into VESPO\'s own), so the per-token weight is not wired for it; set rollouts.correction to "none" or choose another loss.lossType');
+  }
+  if (config.rollouts.backend === 'remote' && config.rollouts.endpoints.length === 0) {
+    throw new GrpoError('GRPO_INVALID_ARGUMENT', 'config "rollouts.endpoints": expected at least one server URL with rollouts.backend "remote"');
+  }
   if (config.validation.metric === '') throw new GrpoError('GRPO_INVALID_ARGUMENT', 'config "validation.metric": expected a metric name');
   return config;
 }

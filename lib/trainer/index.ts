@@ -1,11 +1,13 @@
 // The GRPO trainer: recipes, the loop over the Policy interface, run directories, resuming, SFT, reports.
-export { mergeConfig, RECIPE_NAMES, setPath, TRAINER_DEFAULTS, type AdvantageConfig, type ConfigInput, type DataConfig, type GenerationConfig, type PromptConfig, type RecipeName, type RewardConfig, type TrainerConfig, type ValidationConfig } from './config.js';
+export { mergeConfig, RECIPE_NAMES, setPath, TRAINER_DEFAULTS, type AdvantageConfig, type ConfigInput, type DataConfig, type GenerationConfig, type PromptConfig, type RecipeName, type RewardConfig, type RolloutsConfig, type TrainerConfig, type ValidationConfig } from './config.js';
 export { presetDefaults, RECIPES, recipeOf, resolveConfig, resolvedOptions, taskOf, type Recipe, type ResolvedOptions, type TaskKind } from './recipes.js';
 export { rankRewardMetrics, rewardFunctionMeans, sequenceRewardMetrics, trlStepMetrics, type TrlRewardMetrics, type TrlStepMetrics } from './trl-metrics.js';
 export { grpoLoss, needsReference, trainStep, type PhaseTimes, type StepContext, type StepFields, type StepRecord } from './loop.js';
 export { accumulateGradients, scoreInMicroBatches, type AccumulateOptions, type StoredScores, type UpdateBatch } from './update.js';
 export { microBatchLossOptions, microBatchRanges, type RowRange } from './micro-batch.js';
 export { encodePrompt, generateRollout, greedyCompletions, type Rollout } from './rollout.js';
+export { importanceWeights, weightAdvantages, type ImportanceWeights, type SamplingMetrics } from './importance.js';
+export { policyVersion, remoteRollout, remoteSource, type RemoteSource, type RemoteStepRollout } from './remote-source.js';
 export type { EvalSplit, Evaluation, Signal, StepStats, Task } from './task.js';
 export { ccrTask, arithmeticData, mathData, type ArithmeticData } from './task-ccr.js';
 export { qaData, qaPrompt, qaTask } from './task-qa.js';

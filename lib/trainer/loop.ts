@@ -6,6 +6,8 @@ import { GrpoError } from '../errors.js';
 import { resolveLossOptions, type PolicyLossOptions, type PolicyLossStats } from '../kernels/loss.js';
 import type { LossFunction, Policy, ScoreResult, SequenceBatch } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
+import { importanceWeights, weightAdvantages, type SamplingMetrics } from './importance.js';
+import { remoteRollout, type RemoteSource, type RemoteStepRollout } from './remote-source.js';
 import { generateRollout, padRows, type Rollout } from './rollout.js';
 import type { Signal, StepStats, Task } from './task.js';
 import { trlStepMetrics, type TrlStepMetrics } from './trl-metrics.js';
@@ -46,13 +48,15 @@ export interface StepFields {
   time: PhaseTimes;
   /** training seconds since the run began (resumes included) */
   elapsed: number;
+  /** Remote rollouts: the served model or adapter (`<model>-step-<N>`) that sampled every rollout of the step. */
+  policyVersion?: string;
 }
 
 /**
  * One row of metrics.jsonl: the trainer's fields and the same quantities under TRL's flat names (lib/trainer/trl-metrics.ts).
  * Everything but `time` and `elapsed` is a deterministic function of (config, seed, step).
  */
-export type StepRecord = StepFields & TrlStepMetrics;
+export type StepRecord = StepFields & TrlStepMetrics & Partial<SamplingMetrics>;
 
 /** What a step needs. */
 export interface StepContext {
@@ -62,6 +66,8 @@ export interface StepContext {
   reference?: Policy;
   task: Task;
   lossOptions: PolicyLossOptions;
+  /** Inference servers that sample the rollouts (config.rollouts.backend "remote"); absent: the policy samples. */
+  rollouts?: RemoteSource;
 }
 
 class Stopwatch {
@@ -94,8 +100,13 @@ export function needsReference(config: TrainerConfig, loss: PolicyLossOptions = 
   return (resolveLossOptions(loss).beta as number) > 0 || config.validation.klThreshold > 0;
 }
 
+/** The trainer scores the old log-probs: for μ > 1, and for the importance weights of remote rollouts (as TRL with vLLM). */
+function needsOld(ctx: StepContext): boolean {
+  return ctx.config.policyUpdates > 1 || (ctx.rollouts !== undefined && ctx.rollouts.settings.correction !== 'none');
+}
+
 /**
- * Old (μ > 1) and reference log-probs [B, T] of the rollout, scored at the rollout temperature as TRL and verl
+ * Old and reference log-probs [B, T] of the rollout (when needed), scored at the rollout temperature as TRL and verl
  * score every log-prob of the loss and the KL (logits / T).
  */
 async function storedScores(ctx: StepContext, batch: SequenceBatch, rollout: Rollout): Promise<StoredScores> {
@@ -103,7 +114,7 @@ async function storedScores(ctx: StepContext, batch: SequenceBatch, rollout: Rol
   const options = { temperature: ctx.config.generation.temperature };
   const score = (policy: Policy) => scoreInMicroBatches(policy, batch, ctx.config.microBatchTokens, options).then(pad);
   return {
-    old: ctx.config.policyUpdates > 1 ? await score(ctx.policy) : undefined,
+    old: needsOld(ctx) ? await score(ctx.policy) : undefined,
     ref: ctx.reference && needsReference(ctx.config, ctx.lossOptions) ? await score(ctx.reference) : undefined,
   };
 }
@@ -141,8 +152,9 @@ async function policyUpdate(
 
 /** What one step produced, for its metrics row. */
 interface StepOutcome {
-  rollout: Rollout;
-  rewards: ReturnType<Task['rewards']>;
+  rollout: Rollout | RemoteStepRollout;
+  sampling?: SamplingMetrics;
+  rewards: Awaited<ReturnType<Task['rewards']>>;
   advantages: ReturnType<Task['advantages']>;
   update: Awaited<ReturnType<typeof policyUpdate>>;
   time: PhaseTimes;
@@ -150,7 +162,7 @@ interface StepOutcome {
 
 /** The metrics row of step `step` (0-based) from what it produced. */
 function stepRecord(ctx: StepContext, step: number, outcome: StepOutcome, elapsedBefore: number, tokensBefore: number): StepRecord {
-  const { rollout, rewards, advantages, update, time } = outcome;
+  const { rollout, rewards, advantages, update, time, sampling } = outcome;
   const lengths = rollout.completions.map((c) => c.length);
   const shape = rolloutShape(rollout, lengths);
   const trl = trlStepMetrics({
@@ -169,7 +181,17 @@ function stepRecord(ctx: StepContext, step: number, outcome: StepOutcome, elapse
     time,
     elapsed: elapsedBefore + time.total,
     ...trl, // `loss` among them: one field, the same value under both names
+    ...('policyVersion' in rollout && { policyVersion: rollout.policyVersion }),
+    ...sampling,
   };
+}
+
+/** Remote rollouts with a correction: the signal's advantages weighted by the truncated importance weights (importance.ts). */
+function correctMismatch(ctx: StepContext, rollout: Rollout | RemoteStepRollout, stored: StoredScores, signal: Signal): { signal: Signal; sampling?: SamplingMetrics } {
+  if (!ctx.rollouts || ctx.rollouts.settings.correction === 'none' || !('sampling' in rollout)) return { signal };
+  const lengths = rollout.completions.map((c) => c.length);
+  const { weights, metrics } = importanceWeights(stored.old!, rollout.sampling, lengths, rollout.width, ctx.rollouts.settings);
+  return { signal: { ...signal, advantages: weightAdvantages(signal.advantages, weights) }, sampling: metrics };
 }
 
 /**
@@ -184,17 +206,21 @@ export async function trainStep(ctx: StepContext, step: number, elapsedBefore: n
   const clock = new Stopwatch();
   const time: PhaseTimes = { generate: 0, reward: 0, advantage: 0, score: 0, forward: 0, loss: 0, backward: 0, optimizer: 0, total: 0 };
   const prompts = task.prompts(step); // 1. sample prompts
-  const rollout = await generateRollout(policy, prompts.texts, config.candidates, config.generation, mixSeed(config.seed, step) >>> 0); // 2. generate
+  const seed = mixSeed(config.seed, step) >>> 0;
+  const rollout = ctx.rollouts // 2. generate
+    ? await remoteRollout(ctx.rollouts, policy, prompts.texts, config.candidates, config.generation, seed, step)
+    : await generateRollout(policy, prompts.texts, config.candidates, config.generation, seed);
   time.generate = clock.lap();
-  const rewards = task.rewards(prompts, rollout); // 3. rewards, with the token spans they fall on
+  const rewards = await task.rewards(prompts, rollout); // 3. rewards, with the token spans they fall on
   time.reward = clock.lap();
   const advantages = task.advantages(rewards.rewards, rollout); // 4. advantages on tokens
   time.advantage = clock.lap();
   const batch: SequenceBatch = { prompts: rollout.promptIds, completions: rollout.completions };
   const stored = await storedScores(ctx, batch, rollout); // 5. old and reference log-probs
+  const corrected = correctMismatch(ctx, rollout, stored, advantages.signal); // and the engine/trainer mismatch
   time.score = clock.lap();
   let update = { loss: NaN, lossStats: {} as PolicyLossStats, gradNorm: NaN, learningRate: config.learningRate };
-  for (let u = 0; u < config.policyUpdates; u++) update = await policyUpdate(ctx, batch, rollout, advantages.signal, stored, time, clock); // 6, 7
+  for (let u = 0; u < config.policyUpdates; u++) update = await policyUpdate(ctx, batch, rollout, corrected.signal, stored, time, clock); // 6, 7
   time.total = Object.values(time).reduce((a, b) => a + b, 0);
-  return stepRecord(ctx, step, { rollout, rewards, advantages, update, time }, elapsedBefore, tokensBefore);
+  return stepRecord(ctx, step, { rollout, rewards, advantages, update, time, sampling: corrected.sampling }, elapsedBefore, tokensBefore);
 }

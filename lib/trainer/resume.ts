@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { GrpoError } from '../errors.js';
 import { mergeConfig, TRAINER_DEFAULTS, type ConfigInput, type TrainerConfig } from './config.js';
 import { needsReference, type StepRecord } from './loop.js';
+import { remoteSource, restoreVersion } from './remote-source.js';
 import { readJsonlRows, RunDir, type TrainerState } from './run-dir.js';
 import { tokenizerOf } from './rollout.js';
 import type { StopFlag } from './signals.js';
@@ -22,6 +23,8 @@ import { stopAfter, type StopReason } from './validation.js';
  */
 export const RESUMABLE_OPTIONS: readonly string[] = Object.freeze([
   'steps', 'device', 'checkpointEvery', 'testPrompts', 'validation.patience', 'validation.klThreshold',
+  // where the remote rollouts come from and how hard to try (a restarted or moved server); not what they sample
+  'rollouts.endpoints', 'rollouts.maxInFlight', 'rollouts.timeoutMs', 'rollouts.retries', 'rollouts.backoffMs', 'rollouts.adapterPath',
 ]);
 
 export interface ResumeOptions {
@@ -132,11 +135,15 @@ export async function resume(runDir: string, options: ResumeOptions): Promise<Tr
   await dir.truncateAfter('metrics', state.step);
   await dir.truncateAfter('validation', state.step);
   const policy = await options.loadPolicy(latest.policyDir);
+  const rollouts = remoteSource(config);
+  if (rollouts && state.stopReason === null) await restoreVersion(rollouts, runDir, state.step); // steps will sample again
   const reference = needsReference(config) ? (policy.adapters?.base() ?? (await savedReference(runDir, options.loadPolicy))) : undefined;
   return runLoop({
     config, policy, dir, state, loadPolicy: options.loadPolicy, reference,
     task: options.task ?? createTask(config, tokenizerOf(policy)),
+    ownsTask: !options.task,
     lossOptions: config.loss,
+    rollouts,
     onEvent: options.onEvent ?? (() => undefined),
     stop: options.stop ?? { requested: false },
   }, options.skipTest);

@@ -19,8 +19,9 @@ import { firstTokenFrom } from '../rewards/segments.js';
 import type { DataConfig, TrainerConfig } from './config.js';
 import { resolvedOptions } from './recipes.js';
 import { promptFormatter } from './prompt-template.js';
-import { greedyCompletions } from './rollout.js';
-import { meanStd, type EvalSplit, type Evaluation, type Task } from './task.js';
+import { afterRewards, rewardThreads } from './reward-threads.js';
+import { greedyCompletions, type Rollout } from './rollout.js';
+import { meanStd, type EvalSplit, type Evaluation, type Task, type TaskRewards } from './task.js';
 import { rewardFunctionMeans, sequenceRewardMetrics } from './trl-metrics.js';
 
 /** Train, validation and test problems: the same generator under three seeds derived from `data.arithmeticSeed`. */
@@ -71,6 +72,24 @@ export function ccrTask(config: TrainerConfig, data: Splits<MathProblem>, tokeni
   const options = resolvedOptions(config);
   const format = promptFormatter(tokenizer, config.prompt);
 
+  /** The step's rewards and statistics from the batch's CCR rewards. */
+  const stepRewards = (r: CcrBatchRewards, prompts: CcrPrompts, rollout: Rollout): TaskRewards<CcrRewards> => {
+    const signal = ccrSignal(r.correctCounts, S);
+    const { mean, std } = meanStd(r.rewards);
+    const rewardPrefixTokens = Int32Array.from(rollout.completions, (ids, b) => firstTokenFrom(tokenizer.offsets(ids), r.rewardPrefixEnd[b]));
+    return {
+      rewards: { ...r, rewardPrefixTokens },
+      stats: {
+        rewardMean: mean, rewardStd: std, accuracy: meanStd(r.accuracy).mean, format: meanStd(r.format).mean,
+        informativeGroups: signal.informative, informativePredicted: signal.predicted,
+        zeroRewardGroups: zeroRewardFractions(r.rewards, prompts.truths.length, S, 1).requests,
+        unparsableAnswers: r.unparsable, problemsPerStep: prompts.truths.length * n,
+      },
+      trl: { ...sequenceRewardMetrics(r.rewards, S, config.advantages.scale), ...rewardFunctionMeans({ accuracy: r.accuracy, format: r.format }) },
+    };
+  };
+  const threads = rewardThreads(config.rewards.threads);
+
   return {
     epochOf: (step) => sampler.batch(step)[0].epoch,
     prompts(step) {
@@ -78,21 +97,11 @@ export function ccrTask(config: TrainerConfig, data: Splits<MathProblem>, tokeni
       return { texts: picked.map((g) => format(packProblems(g, { n, template }))), truths: picked.map((g) => g.map((p) => p.answer)) };
     },
     rewards(prompts, rollout) {
-      const r = ccrRewardBatch(rollout.texts, prompts.truths, S, rewardOptions);
-      const signal = ccrSignal(r.correctCounts, S);
-      const { mean, std } = meanStd(r.rewards);
-      const rewardPrefixTokens = Int32Array.from(rollout.completions, (ids, b) => firstTokenFrom(tokenizer.offsets(ids), r.rewardPrefixEnd[b]));
-      return {
-        rewards: { ...r, rewardPrefixTokens },
-        stats: {
-          rewardMean: mean, rewardStd: std, accuracy: meanStd(r.accuracy).mean, format: meanStd(r.format).mean,
-          informativeGroups: signal.informative, informativePredicted: signal.predicted,
-          zeroRewardGroups: zeroRewardFractions(r.rewards, prompts.truths.length, S, 1).requests,
-          unparsableAnswers: r.unparsable, problemsPerStep: prompts.truths.length * n,
-        },
-        trl: { ...sequenceRewardMetrics(r.rewards, S, config.advantages.scale), ...rewardFunctionMeans({ accuracy: r.accuracy, format: r.format }) },
-      };
+      const pool = threads.pool();
+      const batch = pool ? pool.ccrRewardBatch(rollout.texts, prompts.truths, S, rewardOptions) : ccrRewardBatch(rollout.texts, prompts.truths, S, rewardOptions);
+      return afterRewards(batch, (r) => stepRewards(r, prompts, rollout));
     },
+    close: () => threads.close(),
     advantages(rewards, rollout) {
       const { advantages } = groupAdvantagesSync(rewards.rewards, { ...options.advantages, groupSize: S });
       const prefixEnd = Int32Array.from(rollout.completions, (ids, b) => rewards.rewardPrefixEnd[b] === 0 && config.advantages.unanswered === 'keep'

@@ -15,8 +15,10 @@ import type { DataConfig, TrainerConfig } from './config.js';
 import { resolvedOptions, type Recipe } from './recipes.js';
 import { promptFormatter } from './prompt-template.js';
 import { itemTokenSpans, rankSignal, rankStepRewards, type ItemTokenSpans } from './rank-signal.js';
+import { afterRewards, rewardThreads } from './reward-threads.js';
 import { greedyCompletions } from './rollout.js';
-import type { EvalSplit, Evaluation, Task } from './task.js';
+import type { Rollout } from './rollout.js';
+import type { EvalSplit, Evaluation, Task, TaskRewards } from './task.js';
 
 /** How the prompt names the items and their key (films: "films" and "Year"). */
 export interface ItemWording {
@@ -95,6 +97,7 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
   const S = config.candidates;
   const options = resolvedOptions(config);
   const format = promptFormatter(tokenizer, config.prompt);
+  const threads = rewardThreads(config.rewards.threads);
 
   return {
     epochOf: (step) => sampler.batch(step)[0].epoch,
@@ -104,22 +107,14 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
     },
     rewards(prompts, rollout) {
       const texts = prompts.draws.map((_, g) => rollout.texts.slice(g * S, (g + 1) * S));
-      const respondents = prompts.draws.map((d) => Math.max(d.respondent, 0));
-      const batch = rankRewardsBatch(texts, prompts.draws.map((d) => data.train[d.request]), { ...rewardOptions, respondents });
-      const { rewards, stats, trl } = rankStepRewards(batch, prompts.draws.length, S, ranks, config.rewards.lengthWeight);
-      const invalid = batch.results.reduce((n, r) => n + Object.values(r.invalid).reduce((a, b) => a + b, 0), 0);
-      const items = batch.results.reduce((n, r) => n + r.items.length, 0);
-      const tokenSpans = itemTokenSpans(batch.results.map((r) => r.items), rollout, tokenizer, ranks);
-      return {
-        rewards: { ...batch, rewards, tokenSpans },
-        stats: {
-          ...stats, itemsPerList: items / batch.results.length, invalidItemFraction: items === 0 ? 0 : invalid / items,
-          misalignedLists: tokenSpans.misaligned,
-        },
-        trl,
-      };
+      const requests = prompts.draws.map((d) => data.train[d.request]);
+      const batchOptions = { ...rewardOptions, respondents: prompts.draws.map((d) => Math.max(d.respondent, 0)) };
+      const pool = threads.pool();
+      const batch = pool ? pool.rankRewardsBatch(texts, requests, batchOptions) : rankRewardsBatch(texts, requests, batchOptions);
+      return afterRewards(batch, (b) => stepRewards(b, rollout, prompts.draws.length));
     },
     advantages: (rewards, rollout) => rankSignal(rewards.rewards, rewards.tokenSpans, rollout, options, S, ranks),
+    close: () => threads.close(),
     async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {
       const requests = count > 0 ? data[split].slice(0, count) : data[split];
       const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
@@ -128,4 +123,20 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
       return { values: { ...atK.values }, series: { ...atK.series }, completions: texts };
     },
   };
+
+  /** The step's rewards, statistics and token spans from the batch's rank rewards. */
+  function stepRewards(batch: RankRewardBatch, rollout: Rollout, groups: number): TaskRewards<RecRewards> {
+    const { rewards, stats, trl } = rankStepRewards(batch, groups, S, ranks, config.rewards.lengthWeight);
+    const invalid = batch.results.reduce((n, r) => n + Object.values(r.invalid).reduce((a, b) => a + b, 0), 0);
+    const items = batch.results.reduce((n, r) => n + r.items.length, 0);
+    const tokenSpans = itemTokenSpans(batch.results.map((r) => r.items), rollout, tokenizer, ranks);
+    return {
+      rewards: { ...batch, rewards, tokenSpans },
+      stats: {
+        ...stats, itemsPerList: items / batch.results.length, invalidItemFraction: items === 0 ? 0 : invalid / items,
+        misalignedLists: tokenSpans.misaligned,
+      },
+      trl,
+    };
+  }
 }

@@ -29,16 +29,25 @@ export interface Evaluation {
 
 export type EvalSplit = 'validation' | 'test';
 
+/** A step's rewards; `trl`: the reward metrics under TRL's names (`reward`, `reward_std`, `frac_reward_zero_std`, `rewards/<fn>/mean`). */
+export interface TaskRewards<R> {
+  rewards: R;
+  stats: StepStats;
+  trl?: TrlRewardMetrics;
+}
+
 /** A task bound to its data and config. `P` is one step's prompts, `R` its rewards. */
 export interface Task<P = unknown, R = unknown> {
   /** The G prompts of step `step` (a pure function of the step: resuming needs nothing else). */
   prompts(step: number): P & { texts: string[] };
-  /** `trl`: the reward metrics under TRL's names (`reward`, `reward_std`, `frac_reward_zero_std`, `rewards/<fn>/mean`). */
-  rewards(prompts: P, rollout: Rollout): { rewards: R; stats: StepStats; trl?: TrlRewardMetrics };
+  /** The step's rewards, at once or (computed on worker threads, `rewards.threads`) as a promise. */
+  rewards(prompts: P, rollout: Rollout): TaskRewards<R> | Promise<TaskRewards<R>>;
   advantages(rewards: R, rollout: Rollout): { signal: Signal; stats: StepStats };
   evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation>;
   /** Sampler epoch of step `step` (logged). */
   epochOf(step: number): number;
+  /** Ends what the task holds (its reward threads); the trainer calls it when a run it built the task for ends. */
+  close?(): Promise<void>;
 }
 
 /** Mean and unbiased std of values. */

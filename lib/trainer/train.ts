@@ -6,6 +6,7 @@ import { sameLoraSettings } from '../options/lora.js';
 import { ensureAdapterBase, type Policy } from '../policy/policy.js';
 import type { TrainerConfig } from './config.js';
 import { needsReference, policyDevice, trainStep, type StepContext, type StepRecord } from './loop.js';
+import { checkPushable, pushIfDue, remoteSource } from './remote-source.js';
 import { writeRunReport } from './run-report.js';
 import { RunDir, writeJsonAtomic, type TrainerState } from './run-dir.js';
 import type { StopFlag } from './signals.js';
@@ -62,6 +63,8 @@ export interface RunContext extends StepContext {
   loadPolicy: PolicyLoader;
   onEvent: (event: TrainerEvent) => void;
   stop: StopFlag;
+  /** The trainer built the task (no `task` option): it ends the task's threads when the run ends. */
+  ownsTask?: boolean;
 }
 
 export function initialState(config: TrainerConfig): TrainerState {
@@ -95,6 +98,7 @@ async function advance(ctx: RunContext): Promise<StopReason | null> {
   state.numTokens = record.num_tokens;
   state.sampler.position = state.step;
   state.rng.counter = state.step;
+  if (ctx.rollouts) await pushIfDue(ctx.rollouts, ctx.policy, ctx.dir.path, state.step); // before the metrics row: a failed push leaves the step undone
   await ctx.dir.append('metrics', record);
   ctx.onEvent({ type: 'step', record });
   if (validatesAt(config.validation, state.step, config.steps)) await validate(ctx, state.step);
@@ -103,6 +107,14 @@ async function advance(ctx: RunContext): Promise<StopReason | null> {
 
 /** Steps until a stopping rule fires or a stop is requested; checkpoints on schedule and on the way out. */
 export async function runLoop(ctx: RunContext, skipTest = false): Promise<TrainResult> {
+  try {
+    return await runSteps(ctx, skipTest);
+  } finally {
+    if (ctx.ownsTask) await ctx.task.close?.();
+  }
+}
+
+async function runSteps(ctx: RunContext, skipTest: boolean): Promise<TrainResult> {
   ctx.onEvent({ type: 'start', step: ctx.state.step, steps: ctx.config.steps, device: policyDevice(ctx.policy) });
   let reason = ctx.state.stopReason;
   while (reason === null) {
@@ -186,6 +198,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   if (!policy) throw new GrpoError('GRPO_INVALID_ARGUMENT', 'train: expected a policy');
   checkDevice(options.config, policy);
   const config = withAdapters(options.config, policy);
+  checkPushable(config, policy);
   const dir = new RunDir(options.runDir);
   await dir.create(config);
   await ensureAdapterBase(policy, join(dir.path, 'base')); // a LoRA policy's checkpoints name their base folder
@@ -193,7 +206,9 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     config, policy, dir, loadPolicy: options.loadPolicy,
     reference: await referenceFor(options, dir),
     task: options.task ?? createTask(config, tokenizerOf(policy)),
+    ownsTask: !options.task,
     lossOptions: config.loss,
+    rollouts: remoteSource(config),
     state: initialState(config),
     onEvent: options.onEvent ?? (() => undefined),
     stop: options.stop ?? { requested: false },
