@@ -48,7 +48,7 @@ export const CCR_STUDY_SETTINGS: Readonly<Record<StudyScale, CcrStudySettings>> 
   },
   demo: {
     vocabSize: 512, model: 'demo',
-    sft: { steps: 900, batchSize: 24, learningRate: 3e-3, seed: 0 },
+    sft: { steps: 700, batchSize: 24, learningRate: 3e-3, seed: 0 },
     problems: { train: 3000, validation: 96, test: 200, minSteps: 3, maxSteps: 5, maxValue: 20, conciseShare: 0.3 },
     rl: { ...RL, steps: 40 },
     caps: { long: 320, short: 42, ccr: 128 },
