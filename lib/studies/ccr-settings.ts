@@ -11,8 +11,11 @@ export interface CcrStudySettings {
   vocabSize: number;
   model: 'demo' | 'quick';
   sft: SftOptions;
-  /** stepwise problems per split (operations per problem: minSteps…maxSteps; values in [0, maxValue]; the share written concise) */
-  problems: { train: number; validation: number; test: number; minSteps: number; maxSteps: number; maxValue: number; conciseShare: number };
+  /**
+   * stepwise problems per split (operations per problem: minSteps…maxSteps; values in [0, maxValue]; the share written
+   * concise) and how many of the train problems also appear packed N per prompt in the SFT data
+   */
+  problems: { train: number; validation: number; test: number; packed: number; minSteps: number; maxSteps: number; maxValue: number; conciseShare: number };
   /** trainer options shared by the three arms (seed, caps and recipe are set per arm) */
   rl: ConfigInput;
   /** completion caps in tokens: grpo-long, grpo-short (≤ ccr / N) and ccr's window shared by N answers */
@@ -41,15 +44,15 @@ export const CCR_STUDY_SETTINGS: Readonly<Record<StudyScale, CcrStudySettings>> 
   quick: {
     vocabSize: 384, model: 'quick',
     sft: { steps: 30, batchSize: 8, learningRate: 5e-3, seed: 0 },
-    problems: { train: 240, validation: 16, test: 24, minSteps: 3, maxSteps: 5, maxValue: 20, conciseShare: 0.3 },
+    problems: { train: 240, validation: 16, test: 24, packed: 240, minSteps: 3, maxSteps: 5, maxValue: 20, conciseShare: 0.3 },
     rl: { ...RL, steps: 3, groups: 2, candidates: 4 },
     caps: { long: 128, short: 32, ccr: 96 },
     evalWindow: 128, lengthProbe: 16,
   },
   demo: {
     vocabSize: 512, model: 'demo',
-    sft: { steps: 700, batchSize: 24, learningRate: 3e-3, seed: 0 },
-    problems: { train: 3000, validation: 96, test: 200, minSteps: 3, maxSteps: 5, maxValue: 20, conciseShare: 0.3 },
+    sft: { steps: 900, batchSize: 24, learningRate: 3e-3, seed: 0 },
+    problems: { train: 3000, validation: 96, test: 200, packed: 1500, minSteps: 3, maxSteps: 5, maxValue: 20, conciseShare: 0.3 },
     rl: { ...RL, steps: 40 },
     caps: { long: 320, short: 42, ccr: 128 },
     evalWindow: 320, lengthProbe: 96,
@@ -57,7 +60,7 @@ export const CCR_STUDY_SETTINGS: Readonly<Record<StudyScale, CcrStudySettings>> 
   full: {
     vocabSize: 512, model: 'demo',
     sft: { steps: 1200, batchSize: 24, learningRate: 3e-3, seed: 0 },
-    problems: { train: 6000, validation: 200, test: 400, minSteps: 3, maxSteps: 5, maxValue: 20, conciseShare: 0.3 },
+    problems: { train: 6000, validation: 200, test: 400, packed: 6000, minSteps: 3, maxSteps: 5, maxValue: 20, conciseShare: 0.3 },
     rl: { ...RL, steps: 150 },
     caps: { long: 320, short: 42, ccr: 128 },
     evalWindow: 320, lengthProbe: 200,

@@ -40,7 +40,7 @@ export const STUDY_TEMPLATE: CcrTemplate = (questions) =>
 
 /** The generator's options of the study's problems (everything but the split sizes). */
 function stepwiseOptions(s: CcrStudySettings): Omit<StepwiseOptions, 'count' | 'seed'> {
-  const { train, validation, test, ...options } = s.problems;
+  const { train, validation, test, packed, ...options } = s.problems;
   return options;
 }
 
@@ -50,11 +50,15 @@ export function stepwiseData(s: CcrStudySettings): ArithmeticData {
   return { train: make(0, s.problems.train), validation: make(1, s.problems.validation), test: make(2, s.problems.test) };
 }
 
-/** SFT pairs: every train problem alone, and the train problems packed N per prompt (wordy working, then the answers). */
-export function stepwiseExamples(data: ArithmeticData): SftExample[] {
+/**
+ * SFT pairs: every train problem alone, and the first `packedProblems` train problems packed N per prompt (each
+ * problem's working in its style, then the answers). Packed targets are the longest (cut at the context), so their
+ * number sets most of the SFT's cost.
+ */
+export function stepwiseExamples(data: ArithmeticData, packedProblems = data.train.length): SftExample[] {
   const single = data.train.map((p) => ({ prompt: packProblems([p], { n: 1, template: STUDY_TEMPLATE }), target: ccrReferenceCompletion([p]) }));
   const packed: SftExample[] = [];
-  for (let i = 0; i + CCR_STUDY_N <= data.train.length; i += CCR_STUDY_N) {
+  for (let i = 0; i + CCR_STUDY_N <= Math.min(packedProblems, data.train.length); i += CCR_STUDY_N) {
     const group = data.train.slice(i, i + CCR_STUDY_N);
     packed.push({ prompt: packProblems(group, { n: CCR_STUDY_N, template: STUDY_TEMPLATE }), target: ccrReferenceCompletion(group) });
   }
@@ -198,7 +202,7 @@ export async function runCcrStudy(ctx: StudyContext): Promise<StudyResult<CcrSum
   if (s.caps.short * CCR_STUDY_N > s.caps.ccr) throw new GrpoError('GRPO_INVALID_ARGUMENT', `The short window (${s.caps.short}) must be at most ccr's window / N (${s.caps.ccr} / ${CCR_STUDY_N})`);
   for (const part of ['sft', 'runs', 'report']) await rm(join(ctx.out, part), { recursive: true, force: true });
   const data = stepwiseData(s);
-  const examples = stepwiseExamples(data);
+  const examples = stepwiseExamples(data, s.problems.packed);
   const bpe = ctx.reporter.phase('CCR study: tokenizer (byte-level BPE)', 1, 'tokenizers');
   const tokenizer = trainBpe(examples.flatMap((e) => [e.prompt, e.target]), s.vocabSize);
   bpe.done(`${tokenizer.vocabSize} tokens`);
