@@ -1,7 +1,7 @@
 // A thin loopback server over llama.cpp (node-llama-cpp) that speaks the subset of vLLM's protocol the remote
 // backend uses (lib/rollout/; https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html):
-// - POST /v1/completions: a prompt of token ids, n, max_tokens, temperature, top_p, top_k, min_p, stop_token_ids,
-//   seed (candidate c sampled with seed + c); per choice token_ids and logprobs.token_logprobs. The log-probs are over
+// - POST /v1/completions: a prompt of token ids, n, max_tokens, temperature, top_p, top_k, min_p, stop_token_ids
+//   (and the model's EOS, as vLLM stops at it), seed (candidate c sampled with seed + c); per choice token_ids and logprobs.token_logprobs. The log-probs are over
 //   the processed logits node-llama-cpp hands back (after temperature and truncation), as vLLM's --logprobs-mode
 //   processed_logprobs reports them; at temperature 1 without truncation they are the raw ones. "model" picks the
 //   served model (the base name, or a loaded adapter's name).
@@ -26,7 +26,8 @@ async function served(model, contextOptions, owned) {
 
 async function complete(entry, body, vocab) {
   const options = { temperature: body.temperature ?? 1, topP: body.top_p ?? 1, topK: body.top_k ?? 0, minP: body.min_p ?? 0 };
-  const stops = body.stop_token_ids ?? [];
+  const eos = entry.model.tokens.eos;
+  const stops = [...(body.stop_token_ids ?? []), ...(eos === null ? [] : [eos])]; // vLLM stops at the model's EOS too (ignore_eos false)
   const choices = [];
   for (let c = 0; c < (body.n ?? 1); c++) {
     const { tokens, logp } = await engineDecode(entry.sequence, body.prompt, { ...options, seed: (body.seed ?? 0) + c }, vocab, body.max_tokens ?? 16, stops);
