@@ -16,53 +16,14 @@
 //      version again, finishes the steps and logs the uninterrupted run's metrics (wall times aside).
 // Reported: the trainer-side overhead per step (the generate phase minus the engine's own decode time, as a share
 // of the step) and the harness's reload time per push. Exits 1 when a gate fails. Needs `npx tsc -p tsconfig.json`.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  BuiltinPolicy, exportGguf, loadMoviesData, loadMoviesMulti, mixSeed, MOVIES_MULTI_DIR, recommendExamples, requestSeed, resolveConfig, resume, sft, train,
-} from '../dist/index.js';
-import { trainBpe } from '../dist/cli/bpe.js';
-import { serveCompletions } from './llama-completions-server.js';
-import { EXACT_CONTEXT, jsonArg, loadLlamaCpp } from './llama-engine.js';
+import { BuiltinPolicy, mixSeed, requestSeed, resume, train } from '../dist/index.js';
+import { jsonArg, loadLlamaCpp } from './llama-engine.js';
+import { llamaServing, loadPolicy, remoteConfig, rows, startingPolicy, tinyMovies } from './remote-train-fixture.js';
 
 const STEPS = 3, GROUPS = 2, CANDIDATES = 3, SEED = 7, TOL_LOGP = 1e-3;
-const LORA = { rank: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };
-const loadPolicy = (dir) => BuiltinPolicy.load(dir);
-
-/** A movies-multi folder of three train requests (1, 2 and 1 respondents) and two validation and test requests. */
-function tinyMovies(dir) {
-  mkdirSync(dir, { recursive: true });
-  const pool = loadMoviesMulti('train');
-  const splits = { train: [1, 2, 1].map((n) => pool.splice(pool.findIndex((r) => r.respondents.length === n), 1)[0]) };
-  for (const split of ['validation', 'test']) splits[split] = loadMoviesMulti(split).slice(0, 2);
-  for (const [split, rows] of Object.entries(splits)) writeFileSync(join(dir, `${split}.jsonl`), rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  for (const file of ['catalog.jsonl', 'catalog-index.tsv']) copyFileSync(join(MOVIES_MULTI_DIR, file), join(dir, file));
-  return dir;
-}
-
-/** The starting policy: hidden 32, 1 layer, a 300-token BPE, after 120 SFT steps (completions then hold films). */
-async function startingPolicy(moviesDir, out) {
-  const texts = loadMoviesMulti('validation').flatMap((r) => [r.request, ...r.respondents.flatMap((x) => x.items.map((i) => `${i.title} (${i.year})`))]);
-  const tokenizer = trainBpe(texts, 300);
-  const config = {
-    vocabSize: tokenizer.vocabSize, hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16,
-    maxPositions: 256, rmsNormEps: 1e-6, ropeTheta: 10000, tieEmbeddings: true, attentionBias: false, architecture: 'LlamaForCausalLM',
-  };
-  const policy = BuiltinPolicy.create(config, { seed: 1, tokenizer });
-  await sft(policy, recommendExamples(loadMoviesData(moviesDir), 3), { steps: 120, batchSize: 4, learningRate: 1e-2 }, { out });
-  policy.dispose();
-  return { dir: join(out, 'policy'), vocab: config.vocabSize };
-}
-
-const runConfig = (moviesDir, url) => resolveConfig({
-  recipe: 'remark', seed: SEED, steps: STEPS, groups: GROUPS, candidates: CANDIDATES, learningRate: 2e-2, checkpointEvery: 1, testPrompts: 1,
-  generation: { maxNewTokens: 24, temperature: 1, topK: 0, topP: 1 }, rewards: { ranks: 3, catalog: 'benchmark' },
-  validation: { every: 0, metric: 'unionRecall', patience: 0 }, lora: LORA, data: { moviesDir },
-  rollouts: { backend: 'remote', endpoints: [url], pushEvery: 1, maxInFlight: 1, retries: 1, backoffMs: 10 },
-});
-
-const rows = (runDir) => readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 const deterministic = (runDir) => rows(runDir).map(({ time: _t, elapsed: _e, ...rest }) => rest);
 const version = (step) => (step === 0 ? 'policy' : `policy-step-${step}`);
 const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -91,22 +52,15 @@ function servedPerStep(server, from) {
 
 const llamaCpp = await loadLlamaCpp(process.argv[2], 'remote-train-check.js');
 const dir = mkdtempSync(join(tmpdir(), 'grpo-remote-train-'));
-const servers = [];
-let result;
+let serving, result;
 try {
   const started = process.hrtime.bigint();
-  const moviesDir = tinyMovies(join(dir, 'movies'));
+  const moviesDir = tinyMovies(join(dir, 'movies'), [1, 2, 1]);
   const start = await startingPolicy(moviesDir, join(dir, 'sft'));
-  await exportGguf(start.dir, join(dir, 'policy.gguf'));
-  const llama = await llamaCpp.getLlama({ gpu: false, build: 'never', logLevel: 'error' });
-  const base = await llama.loadModel({ modelPath: join(dir, 'policy.gguf') });
-  const serve = async (stopAfter) => {
-    const server = await serveCompletions(base, EXACT_CONTEXT, { vocab: start.vocab, name: 'policy', stopAfter, reload: { llama, base: start.dir, dir } });
-    servers.push(server);
-    return server;
-  };
+  serving = await llamaServing(llamaCpp, start, dir);
+  const serve = serving.serve;
   const run = async (url, runDir) => {
-    const config = runConfig(moviesDir, url);
+    const config = remoteConfig(moviesDir, url, { seed: SEED, steps: STEPS, groups: GROUPS, candidates: CANDIDATES });
     return train({ config, policy: await BuiltinPolicy.load(start.dir, { lora: config.lora }), runDir, loadPolicy });
   };
 
@@ -152,7 +106,7 @@ try {
     harnessLog: logLines(whole), seconds: Number(process.hrtime.bigint() - started) / 1e9,
   };
 } finally {
-  for (const s of servers) await s.close();
+  await serving?.close();
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(JSON.stringify(result, null, 2));
