@@ -57,12 +57,15 @@ export async function llamaServing(llamaCpp, start, dir) {
   return { serve, close };
 }
 
-/** The remark run of `shape` ({ seed, steps, groups, candidates }) on the servers at `url`: temperature 1, no truncation, a push per step. */
-export const remoteConfig = (moviesDir, url, shape) => resolveConfig({
+/**
+ * The remark run of `shape` ({ seed, steps, groups, candidates }) on the servers at `url`: temperature 1, no
+ * truncation, a push per step; `rollouts` overrides those options (`{ backend: 'policy' }`: the same run, local).
+ */
+export const remoteConfig = (moviesDir, url, shape, rollouts = {}) => resolveConfig({
   recipe: 'remark', ...shape, learningRate: 2e-2, checkpointEvery: 1, testPrompts: 1,
   generation: { maxNewTokens: 24, temperature: 1, topK: 0, topP: 1 }, rewards: { ranks: 3, catalog: 'benchmark' },
   validation: { every: 0, metric: 'unionRecall', patience: 0 }, lora: LORA, data: { moviesDir },
-  rollouts: { backend: 'remote', endpoints: [url], pushEvery: 1, maxInFlight: 1, retries: 1, backoffMs: 10 },
+  rollouts: { backend: 'remote', endpoints: [url], pushEvery: 1, maxInFlight: 1, retries: 1, backoffMs: 10, ...rollouts },
 });
 
 export const rows = (runDir) => readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
