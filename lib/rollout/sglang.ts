@@ -56,8 +56,9 @@ function candidate(answer: unknown, c: number, bad: (what: string) => GrpoError)
   if (finish?.type !== 'length' && finish?.type !== 'stop') {
     throw bad(`answer ${c} has no meta_info.finish_reason of type "stop" or "length" (received ${JSON.stringify(finish ?? null)})`);
   }
-  const triples = meta!.output_token_logprobs;
-  if (!Array.isArray(triples) || !triples.every(isTriple)) {
+  const list = meta!.output_token_logprobs;
+  const triples = Array.isArray(list) ? Array.from(list) : null; // holes become undefined, which the check refuses
+  if (triples === null || !triples.every(isTriple)) {
     throw bad(`answer ${c} needs meta_info.output_token_logprobs: one [logprob <= 0, token id, text] per completion token (SGLang returns it for return_logprob: true)`);
   }
   return { tokens: Int32Array.from(triples, (t) => t[1]), logp: Float32Array.from(triples, (t) => t[0]), truncated: finish.type === 'length' };
@@ -68,5 +69,5 @@ export function parseGenerate(json: unknown, n: number, endpoint: string): Remot
   const bad = (what: string) => new GrpoError('GRPO_DATA_FORMAT', `${endpoint}/generate: ${what}`);
   if (!Array.isArray(json)) throw bad(`expected a list of ${n} answers, one per copy of the prompt, but received ${JSON.stringify(json)?.slice(0, 80)}`);
   if (json.length !== n) throw bad(`expected ${n} answers but received ${json.length}`);
-  return json.map((answer, c) => candidate(answer, c, bad));
+  return Array.from(json, (answer, c) => candidate(answer, c, bad));
 }
