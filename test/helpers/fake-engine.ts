@@ -3,8 +3,8 @@
 // top_k, seed; answers token_ids and logprobs.token_logprobs), GET /v1/models, POST /v1/load_lora_adapter and
 // /v1/unload_lora_adapter; and of SGLang's native API: POST /generate (input_ids as n copies of the prompt, sampled
 // together with the first copy's sampling_seed; answers meta_info.output_token_logprobs), POST
-// /update_weights_from_disk (the base model reloaded from the folder, under its weight_version) and GET
-// /get_model_info. Its "engine" is the built-in policy: a request is sampled by the model it names (the base, or an
+// /update_weights_from_disk (the base model reloaded from the folder, under its weight_version), GET /get_model_info,
+// and POST /load_lora_adapter and /unload_lora_adapter (answering the loaded adapters). Its "engine" is the built-in policy: a request is sampled by the model it names (the base, or an
 // adapter folder loaded from disk as vLLM would) and its log-probs are that model's scores of the sampled tokens, so
 // they agree with the trainer's when the engine serves the trainer's current weights. Requests run one at a time.
 // With `stopAfter`, the server closes itself after answering that many completions.
@@ -96,15 +96,19 @@ async function route(models: Map<string, Policy>, req: IncomingMessage, body: Bo
     engine.loads.push(engine.version);
     return { json: { success: true, message: 'Succeeded to update model weights.' } };
   }
-  if (req.url === '/v1/load_lora_adapter') {
-    models.set(String(body.lora_name), await BuiltinPolicy.load(String(body.lora_path)));
-    engine.loads.push(String(body.lora_name));
-    return { text: `Success: LoRA adapter '${String(body.lora_name)}' added successfully.` };
+  const name = String(body.lora_name);
+  // SGLang answers with the adapters loaded after the call; vLLM with plain text
+  const loaded = () => ({ json: { success: true, loaded_adapters: Object.fromEntries([...models.keys()].filter((m) => m !== engine.base).map((m) => [m, m])) } });
+  if (req.url === '/v1/load_lora_adapter' || req.url === '/load_lora_adapter') {
+    models.set(name, await BuiltinPolicy.load(String(body.lora_path)));
+    engine.loads.push(name);
+    return req.url === '/load_lora_adapter' ? loaded() : { text: `Success: LoRA adapter '${name}' added successfully.` };
   }
-  if (req.url === '/v1/unload_lora_adapter') {
-    models.get(String(body.lora_name))?.dispose();
-    models.delete(String(body.lora_name));
-    return { text: `Success: LoRA adapter '${String(body.lora_name)}' removed successfully.` };
+  if (req.url === '/v1/unload_lora_adapter' || req.url === '/unload_lora_adapter') {
+    if (!models.has(name)) return { status: 400, json: { success: false, error_message: `LoRA adapter ${name} is not loaded` } };
+    models.get(name)!.dispose();
+    models.delete(name);
+    return req.url === '/unload_lora_adapter' ? loaded() : { text: `Success: LoRA adapter '${name}' removed successfully.` };
   }
   return { status: 404, json: { error: `no route ${req.url}` } };
 }
