@@ -36,7 +36,7 @@ export function remoteSource(config: TrainerConfig): RemoteSource | undefined {
   return { remote: new RemoteRollouts({ endpoints, protocol, model, failover, maxInFlight, timeoutMs, retries, backoffMs }), settings: s };
 }
 
-/** The last step at or before `step` (optimizer steps done) whose adapter was pushed; 0 = none. */
+/** The last step at or before `step` (optimizer steps done) whose policy was pushed; 0 = none. */
 const pushedAt = (s: RolloutsConfig, step: number) => (s.pushEvery === 0 ? 0 : step - (step % s.pushEvery));
 
 /** The name the servers serve after `step` optimizer steps: `model` before the first push, then `<model>-step-<N>`. */
@@ -115,7 +115,8 @@ export async function remoteRollout(
   const version = policyVersion(source.settings, step);
   // an adapter is sampled by its name; reloaded full weights are the base model's, under a new weight_version
   const out = await source.remote.generate(step, encoded, {
-    model: policy.adapters ? version : source.settings.model, n: candidates, maxTokens: generation.maxNewTokens, temperature: generation.temperature, topP: generation.topP, topK: generation.topK, seed,
+    model: policy.adapters ? version : source.settings.model,
+    n: candidates, maxTokens: generation.maxNewTokens, temperature: generation.temperature, topP: generation.topP, topK: generation.topK, seed,
   });
   const completions = out.map((r) => r.tokens);
   const width = Math.max(1, ...completions.map((c) => c.length));

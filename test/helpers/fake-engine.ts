@@ -4,9 +4,10 @@
 // /v1/unload_lora_adapter; and of SGLang's native API: POST /generate (input_ids as n copies of the prompt, sampled
 // together with the first copy's sampling_seed; answers meta_info.output_token_logprobs), POST
 // /update_weights_from_disk (the base model reloaded from the folder, under its weight_version), GET /get_model_info,
-// and POST /load_lora_adapter and /unload_lora_adapter (answering the loaded adapters). Its "engine" is the built-in policy: a request is sampled by the model it names (the base, or an
-// adapter folder loaded from disk as vLLM would) and its log-probs are that model's scores of the sampled tokens, so
-// they agree with the trainer's when the engine serves the trainer's current weights. Requests run one at a time.
+// and POST /load_lora_adapter and /unload_lora_adapter (answering the loaded adapters). Its "engine" is the built-in
+// policy: a request is sampled by the model it names (the base, or an adapter folder loaded from disk as vLLM and
+// SGLang would) and its log-probs are that model's scores of the sampled tokens, so they agree with the trainer's when
+// the engine serves the trainer's current weights. Requests run one at a time.
 // With `stopAfter`, the server closes itself after answering that many completions.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
