@@ -22,6 +22,8 @@ import { Catalog } from '../lib/text/catalog.js';
 import { extractAnswers } from '../lib/rewards/ccr-extract.js';
 import { parseItems } from '../lib/rewards/items.js';
 import { parseCompletion } from '../lib/rollout/completions.js';
+import { Retryable } from '../lib/rollout/http.js';
+import { parseGenerate } from '../lib/rollout/sglang.js';
 import { verifyAnswer } from '../lib/rewards/verify/index.js';
 import { resolveConfig } from '../lib/trainer/recipes.js';
 import { tinyConfig, tinyTokenizer } from './helpers/trainer.js';
@@ -160,6 +162,17 @@ describe('model files', () => {
   it('/v1/completions answers: random JSON and mutated answers', () => {
     const valid = { choices: [0, 1].map((index) => ({ index, token_ids: [3, 4], logprobs: { token_logprobs: [-0.5, -1] }, finish_reason: 'length' })) };
     fc.assert(fc.property(fc.oneof(anyJson, mutatedJson(valid)), (json) => parsesOrGrpoError(() => parseCompletion(json, 2, 'http://h'))), runs(600));
+  });
+
+  it('SGLang /generate answers: random JSON and mutated answers (an "abort" finish is a Retryable)', () => {
+    const valid = [0, 1].map(() => ({ output_ids: [3, 4], meta_info: { finish_reason: { type: 'length', length: 2 }, output_token_logprobs: [[-0.5, 3, null], [-1, 4, 'x']] } }));
+    fc.assert(fc.property(fc.oneof(anyJson, mutatedJson(valid)), (json) => parsesOrGrpoError(() => {
+      try {
+        parseGenerate(json, 2, 'http://h');
+      } catch (error) {
+        if (!(error instanceof Retryable)) throw error;
+      }
+    })), runs(600));
   });
 
   it('tokenizer.json: mutated tokenizers (construction, encode, decode)', () => {

@@ -134,9 +134,9 @@ describe('remote rollouts', () => {
     expect(Object.keys(server.bodies[2]).sort()).toEqual(['logprobs', 'max_tokens', 'model', 'n', 'prompt', 'return_token_ids', 'stream', 'temperature', 'top_p']);
   });
 
-  it('an endpoint that stays down ends the call with GRPO_REMOTE_UNAVAILABLE naming it', async () => {
+  it('without fail-over an endpoint that stays down ends the call with GRPO_REMOTE_UNAVAILABLE naming it', async () => {
     const good = await fake(), down = await fake(() => ({ status: 500 }));
-    const remote = new RemoteRollouts({ endpoints: [good.url, down.url], maxInFlight: 1, ...fast });
+    const remote = new RemoteRollouts({ endpoints: [good.url, down.url], maxInFlight: 1, ...fast, failover: false });
     const error = await remote.generate(1, prompts(6), { n: 2 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'GRPO_REMOTE_UNAVAILABLE' });
     expect((error as Error).message).toContain(`${down.url} stayed down`);

@@ -4,11 +4,14 @@
 // n candidates, the policy version of every step's rollouts, one push per step verified in /v1/models, TRL's
 // sampling/* metrics (the importance weight ≈ 1 when pushed, far from it when the engine keeps the initial policy),
 // finite training metrics, and a server killed mid-run: GRPO_REMOTE_UNAVAILABLE, then a resume on a fresh server at
-// another address (rollouts.endpoints may change on resume) that logs what the uninterrupted run logged.
+// another address (rollouts.endpoints may change on resume) that logs what the uninterrupted run logged; and full
+// fine-tuning against the engine speaking SGLang's native API, the weights pushed each step through
+// /update_weights_from_disk and checked in /get_model_info (the last 2 weight folders kept); and LoRA over SGLang's
+// protocol, killed mid-run and resumed on a fresh server, logging what the vLLM-protocol run logged.
 // TRL's correction it follows: huggingface/trl at f2cd577, trl/trainer/grpo_trainer.py L2579–2601 (ratio =
 // exp(old_per_token_logps − sampling_per_token_logps), clamped at vllm_importance_sampling_clip_max, the former
 // vllm_importance_sampling_cap), L3117–3118 (per_token_loss *= ratio), L2779–2812 (the sampling/* metrics).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
@@ -111,6 +114,44 @@ describe('train on remote rollouts', () => {
     const result = await resume(runDir, { loadPolicy, skipTest: true, overrides: { rollouts: { endpoints: [fresh.url], retries: 2 } } });
     expect(result.steps).toBe(STEPS);
     expect(fresh.loads).toEqual(['policy-step-1', 'policy-step-2', 'policy-step-3']); // the resumed version first
+    expect(deterministic(runDir)).toEqual(deterministic(join(root, 'pushed')));
+  });
+
+  it('full fine-tuning over SGLang\'s protocol pushes the weights each step (weight_version checked) and measures an importance weight of 1', async () => {
+    const engine = await serve();
+    const runDir = join(root, 'sglang-full');
+    const { lora: _lora, ...full } = config(engine.url, { protocol: 'sglang' });
+    await train({ config: { ...full, lora: null }, policy: await BuiltinPolicy.load(startDir), runDir, loadPolicy, skipTest: true });
+    const metrics = rows(runDir);
+    // the base model sampled every step (no lora_path), its weights replaced after each step under the step's version
+    expect(engine.completions.map((r) => [r.model, r.n, r.seed])).toEqual(Array.from({ length: STEPS * GROUPS }, (_, i) => {
+      const step = Math.floor(i / GROUPS);
+      return ['policy', CANDIDATES, requestSeed(mixSeed(7, step) >>> 0, step, i % GROUPS)];
+    }));
+    expect(engine.loads).toEqual(['policy-step-1', 'policy-step-2', 'policy-step-3']);
+    expect(metrics.map((m) => m.policyVersion)).toEqual(['policy', 'policy-step-1', 'policy-step-2']);
+    expect(readdirSync(join(runDir, 'weights')).sort()).toEqual(['step-2', 'step-3']);
+    for (const m of metrics) {
+      expect(m.gradNorm).toBeGreaterThan(0);
+      expect(m['sampling/sampling_logp_difference/max']).toBeLessThan(1e-4);
+      expect(Math.abs(m['sampling/importance_sampling_ratio/mean'] - 1)).toBeLessThan(1e-5);
+    }
+  });
+
+  it('LoRA over SGLang\'s protocol: the adapter loaded each step, sampled by lora_path, the one before unloaded; a resume loads its version again', async () => {
+    const engine = await serve({ stopAfter: GROUPS + 1 }); // answers step 1 and the first prompt of step 2, then closes
+    const runDir = join(root, 'sglang-lora');
+    const c = config(engine.url, { protocol: 'sglang' });
+    const error = await train({ config: c, policy: await BuiltinPolicy.load(startDir, { lora: c.lora! }), runDir, loadPolicy, skipTest: true })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'GRPO_REMOTE_UNAVAILABLE', message: expect.stringContaining('every endpoint is down') });
+    expect(engine.completions.map((r) => r.model)).toEqual(['policy', 'policy', 'policy-step-1']);
+    const fresh = await serve();
+    await resume(runDir, { loadPolicy, skipTest: true, overrides: { rollouts: { endpoints: [fresh.url] } } });
+    expect(fresh.loads).toEqual(['policy-step-1', 'policy-step-2', 'policy-step-3']);
+    expect(fresh.served()).toEqual(['policy', 'policy-step-3']);
+    expect(fresh.completions.map((r) => r.model)).toEqual(['policy-step-1', 'policy-step-1', 'policy-step-2', 'policy-step-2']);
+    // the engine samples with the trainer's adapter, so the run logs what the vLLM-protocol run logged
     expect(deterministic(runDir)).toEqual(deterministic(join(root, 'pushed')));
   });
 

@@ -1,30 +1,18 @@
-// Pushing a LoRA adapter to vLLM servers after an optimizer step, and checking that they serve it. vLLM's runtime
+// Pushing a LoRA adapter to a vLLM server after an optimizer step, and checking that it serves it. vLLM's runtime
 // adapter loading (https://docs.vllm.ai/en/latest/features/lora/, "Dynamically serving LoRA adapters"; the server
 // started with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True): POST /v1/load_lora_adapter
 // { lora_name, lora_path } with lora_path a PEFT adapter folder the server can read (a shared checkpoint folder),
 // POST /v1/unload_lora_adapter { lora_name }, and GET /v1/models listing every served model and adapter by id.
 // A server whose /v1/models already lists the name is not asked to load it again (vLLM refuses a second load of a
-// name). After loading, each server's /v1/models must list the new name (and no longer the unloaded one): a server that
+// name). After loading, the server's /v1/models must list the new name (and no longer the unloaded one): a server that
 // answered but serves something else would keep sampling an older policy, so that is an error, not a warning.
 // llama.cpp's server cannot load adapters at run time (it only rescales those given at start): export the merged
-// model (grpo export --gguf) and restart it instead.
+// model (grpo export --gguf) and restart it instead. Full weights: vLLM documents no reload from disk over HTTP (its
+// weight transfer, https://docs.vllm.ai/en/latest/training/weight_transfer/, sends tensors over NCCL or CUDA IPC from
+// a trainer process), so the vLLM protocol has no pushWeights.
 import { GrpoError } from '../errors.js';
 import { exchangeJson, withRetries } from './http.js';
-
-export interface AdapterPush {
-  /** The name requests will use as "model": carry the step in it (policy-step-12) so each version is distinct. */
-  name: string;
-  /** The adapter folder as the servers see it. */
-  path: string;
-  /** An adapter to unload once `name` is served (the previous step's). */
-  unload?: string;
-}
-
-export interface SyncSettings {
-  timeoutMs: number;
-  retries: number;
-  backoffMs: number;
-}
+import type { AdapterPush, SyncSettings } from './wire.js';
 
 const modelIds = (json: unknown, url: string): string[] => {
   const data = (json as { data?: unknown } | null)?.data;
@@ -34,8 +22,8 @@ const modelIds = (json: unknown, url: string): string[] => {
   return data.map((m) => (m as { id: string }).id);
 };
 
-/** Loads `push` on one endpoint, checks /v1/models, then unloads the old adapter and checks again. */
-async function pushOne(endpoint: string, push: AdapterPush, s: SyncSettings, signal: AbortSignal): Promise<void> {
+/** Loads `push` on `endpoint`, checks /v1/models, then unloads the old adapter and checks again. */
+export async function pushAdapterVllm(endpoint: string, push: AdapterPush, s: SyncSettings, signal: AbortSignal): Promise<void> {
   // vLLM answers load and unload with a plain-text "Success: …", /v1/models with JSON
   const call = (path: string, body: unknown | undefined, what: string) =>
     withRetries(endpoint, what, { ...s, signal, onRetry: () => undefined }, () =>
@@ -55,23 +43,5 @@ async function pushOne(endpoint: string, push: AdapterPush, s: SyncSettings, sig
   const afterUnload = await served();
   if (afterUnload.includes(push.unload)) {
     throw new GrpoError('GRPO_REMOTE_UNAVAILABLE', `${endpoint} still lists adapter "${push.unload}" after unloading it`);
-  }
-}
-
-/** Pushes the adapter to every endpoint at once; the first failure aborts the others and rejects. */
-export async function pushAdapter(endpoints: readonly string[], push: AdapterPush, s: SyncSettings): Promise<void> {
-  for (const [key, value] of [['name', push.name], ['path', push.path]] as const) {
-    if (typeof value !== 'string' || value === '') throw new GrpoError('GRPO_INVALID_ARGUMENT', `pushAdapter ${key}: expected a non-empty string but received ${JSON.stringify(value)}`);
-  }
-  const abort = new AbortController();
-  const pushes = endpoints.map((e) => pushOne(e, push, s, abort.signal).catch((error: unknown) => {
-    abort.abort(error);
-    throw error;
-  }));
-  try {
-    await Promise.all(pushes);
-  } catch (error) {
-    await Promise.allSettled(pushes);
-    throw error;
   }
 }

@@ -8,15 +8,7 @@
 // raw_logprobs are computed from the logits before any processing); docs/scale-out.md says which to use.
 import { GrpoError } from '../errors.js';
 import type { RemoteSampling } from './options.js';
-
-/** One candidate as the server returned it. */
-export interface RemoteChoice {
-  tokens: Int32Array;
-  /** The log-prob the server reports for each sampled token. */
-  logp: Float32Array;
-  /** finish_reason "length": the completion hit max_tokens. */
-  truncated: boolean;
-}
+import { isLogProb, isTokenId, type RemoteChoice } from './wire.js';
 
 /** The JSON body of a request for `prompt`'s candidates. */
 export function completionBody(prompt: ArrayLike<number>, s: RemoteSampling, model: string, seed: number | null): Record<string, unknown> {
@@ -40,8 +32,8 @@ export function completionBody(prompt: ArrayLike<number>, s: RemoteSampling, mod
 
 type Json = Record<string, unknown>;
 
-const isIds = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => Number.isInteger(x) && x >= 0);
-const isLogps = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x) && x <= 0);
+const isIds = (v: unknown): v is number[] => Array.isArray(v) && v.every(isTokenId);
+const isLogps = (v: unknown): v is number[] => Array.isArray(v) && v.every(isLogProb);
 
 /** The `n` candidates of a parsed response, by choice index; a malformed one is GRPO_DATA_FORMAT naming `endpoint`. */
 export function parseCompletion(json: unknown, n: number, endpoint: string): RemoteChoice[] {

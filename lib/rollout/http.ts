@@ -7,6 +7,13 @@ import { GrpoError } from '../errors.js';
 /** A failure a retry may cure; its message says what happened. */
 export class Retryable extends Error {}
 
+/** GRPO_REMOTE_UNAVAILABLE from {@link withRetries}: `endpoint` stayed down (fail-over gives it up; other failures do not). */
+export class EndpointDown extends GrpoError {
+  constructor(readonly endpoint: string, message: string) {
+    super('GRPO_REMOTE_UNAVAILABLE', message);
+  }
+}
+
 export interface Exchange {
   method: 'GET' | 'POST';
   /** Sent as JSON. */
@@ -65,7 +72,7 @@ export interface RetryPolicy {
 
 /**
  * `attempt()` until it succeeds, throws something other than Retryable, or has failed `retries` + 1 times: then
- * GRPO_REMOTE_UNAVAILABLE "`endpoint` stayed down for `what`: <last failure> on <n> attempts".
+ * EndpointDown (GRPO_REMOTE_UNAVAILABLE) "`endpoint` stayed down for `what`: <last failure> on <n> attempts".
  */
 export async function withRetries<T>(endpoint: string, what: string, p: RetryPolicy, attempt: () => Promise<T>): Promise<T> {
   for (let n = 0; ; n++) {
@@ -74,7 +81,7 @@ export async function withRetries<T>(endpoint: string, what: string, p: RetryPol
     } catch (error) {
       if (!(error instanceof Retryable) || p.signal.aborted) throw p.signal.aborted && !(error instanceof GrpoError) ? p.signal.reason : error;
       if (n >= p.retries) {
-        throw new GrpoError('GRPO_REMOTE_UNAVAILABLE', `${endpoint} stayed down for ${what}: ${error.message} on ${n + 1} attempt${n ? 's' : ''} (retries: ${p.retries})`);
+        throw new EndpointDown(endpoint, `${endpoint} stayed down for ${what}: ${error.message} on ${n + 1} attempt${n ? 's' : ''} (retries: ${p.retries})`);
       }
       p.onRetry(n + 1, error.message);
       await sleep(p.backoffMs * 2 ** n, p.signal);

@@ -1,7 +1,8 @@
-// Options of the remote rollout backend (remote.ts): where the inference servers are and how hard to try them
-// (REMOTE_OPTIONS), and what each rollout call samples (REMOTE_SAMPLING_OPTIONS, the fields of vLLM's
-// /v1/completions request: https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html, "Completions API"
-// and its "Extra Parameters" top_k, min_p, stop_token_ids, return_token_ids).
+// Options of the remote rollout backend (remote.ts): where the inference servers are, which protocol they speak and
+// how hard to try them (REMOTE_OPTIONS), and what each rollout call samples (REMOTE_SAMPLING_OPTIONS, the fields of
+// vLLM's /v1/completions request: https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html, "Completions
+// API" and its "Extra Parameters" top_k, min_p, stop_token_ids, return_token_ids; sglang.ts maps them onto SGLang's
+// sampling_params).
 import { GrpoError } from '../errors.js';
 import { describe, integer, string } from '../validate.js';
 import * as opt from '../options/schema.js';
@@ -54,8 +55,13 @@ function tokenIds(doc: string): opt.Field<number[]> {
 }
 
 export const REMOTE_OPTIONS = {
-  endpoints: endpointList('The servers\' base URLs (vLLM, SGLang or llama.cpp\'s server); requests go to /v1/completions.'),
-  model: opt.string('', 'The "model" field of each request: the served model (or a loaded adapter\'s name); empty: left out.'),
+  endpoints: endpointList('The servers\' base URLs (vLLM, SGLang or llama.cpp\'s server), all speaking `protocol`.'),
+  protocol: opt.choice(['vllm', 'sglang'] as const, 'vllm', '`"vllm"`: POST /v1/completions (vLLM\'s OpenAI-compatible server, or one speaking its subset); '
+    + '`"sglang"`: SGLang\'s native POST /generate with input_ids, and its adapter and weight reload endpoints.'),
+  model: opt.string('', 'vLLM: the "model" field of each request (the served model, or a loaded adapter\'s name; empty: left out). '
+    + 'SGLang: the base model\'s name; a call naming another model samples that loaded adapter (`lora_path`).'),
+  failover: opt.boolean(true, 'An endpoint that stays down (its retries spent) is given up for the rest of the run: its prompts go to the '
+    + 'endpoints still up, and it gets no more requests or pushes; GRPO_REMOTE_UNAVAILABLE once every endpoint is down. false: the first one down ends the call.'),
   maxInFlight: opt.integer(4, 'Requests in flight per endpoint at most (each request is one prompt with n candidates).', 1),
   timeoutMs: opt.integer(120_000, 'A request that has not answered after this long is aborted and retried.', 1),
   retries: opt.integer(3, 'Retries of a request after a timeout, a connection error or a 5xx or 429 answer; then GRPO_REMOTE_UNAVAILABLE.', 0),

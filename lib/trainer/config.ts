@@ -71,21 +71,24 @@ function optionalEndpoints(doc: string): Field<string[]> {
 }
 
 /**
- * Where the rollouts come from: the policy itself, or inference servers over the OpenAI-compatible completions API
- * (docs/scale-out.md), with the adapter pushed every `pushEvery` steps and TRL's vLLM importance-sampling correction.
+ * Where the rollouts come from: the policy itself, or inference servers over vLLM's or SGLang's protocol
+ * (docs/scale-out.md), with the policy pushed every `pushEvery` steps and TRL's vLLM importance-sampling correction.
  */
 const ROLLOUT_OPTIONS = {
   backend: choice(['policy', 'remote'] as const, 'policy', '`"policy"`: the trained policy generates; `"remote"`: the servers of `endpoints` do '
     + '(RemoteRollouts), and the trainer scores their tokens itself.'),
-  endpoints: optionalEndpoints('Remote: the servers\' base URLs (vLLM\'s OpenAI-compatible server or one speaking its subset).'),
+  endpoints: optionalEndpoints('Remote: the servers\' base URLs, all speaking `protocol`.'),
+  protocol: REMOTE_OPTIONS.protocol,
+  failover: REMOTE_OPTIONS.failover,
   model: string('policy', 'Remote: the served model\'s name, sampled until the first push; pushed adapters are named `<model>-step-<N>`.'),
   maxInFlight: REMOTE_OPTIONS.maxInFlight,
   timeoutMs: REMOTE_OPTIONS.timeoutMs,
   retries: REMOTE_OPTIONS.retries,
   backoffMs: REMOTE_OPTIONS.backoffMs,
-  pushEvery: integer(1, 'Remote with LoRA: save the adapter and push it to every server (vLLM /v1/load_lora_adapter, checked in /v1/models) '
-    + 'every this many steps; 0 = never (the servers keep sampling `model`). Full fine-tuning cannot push yet (set 0).', 0),
-  adapterPath: string('', 'Remote: the run folder as the servers see it (a shared mount), prefixed to `adapters/step-<N>`; "" = the trainer\'s own path.'),
+  pushEvery: integer(1, 'Remote: every this many steps, push the policy to every server and check it serves it: LoRA saves the adapter '
+    + '(vLLM /v1/load_lora_adapter, SGLang /load_lora_adapter), full fine-tuning the checkpoint folder (SGLang /update_weights_from_disk; '
+    + 'vLLM has no reload from disk: set 0); 0 = never (the servers keep sampling `model`).', 0),
+  adapterPath: string('', 'Remote: the run folder as the servers see it (a shared mount), prefixed to `adapters/step-<N>` or `weights/step-<N>`; "" = the trainer\'s own path.'),
   correction: choice(['tokenTruncate', 'tokenMask', 'sequenceTruncate', 'sequenceMask', 'none'] as const, 'tokenTruncate', 'Remote: TRL\'s vLLM '
     + 'importance-sampling correction (`vllm_importance_sampling_mode`): each token\'s (or sequence\'s) weight exp(trainer log-prob − engine log-prob) '
     + 'multiplies its loss, clamped into [`clipMin`, `clipMax`] (`*Truncate`) or set to 0 outside it (`*Mask`); `"none"` = off.'),

@@ -25,6 +25,7 @@ export const RESUMABLE_OPTIONS: readonly string[] = Object.freeze([
   'steps', 'device', 'checkpointEvery', 'testPrompts', 'validation.patience', 'validation.klThreshold',
   // where the remote rollouts come from and how hard to try (a restarted or moved server); not what they sample
   'rollouts.endpoints', 'rollouts.maxInFlight', 'rollouts.timeoutMs', 'rollouts.retries', 'rollouts.backoffMs', 'rollouts.adapterPath',
+  'rollouts.failover',
 ]);
 
 export interface ResumeOptions {
@@ -136,7 +137,7 @@ export async function resume(runDir: string, options: ResumeOptions): Promise<Tr
   await dir.truncateAfter('validation', state.step);
   const policy = await options.loadPolicy(latest.policyDir);
   const rollouts = remoteSource(config);
-  if (rollouts && state.stopReason === null) await restoreVersion(rollouts, runDir, state.step); // steps will sample again
+  if (rollouts && state.stopReason === null) await restoreVersion(rollouts, policy, runDir, state.step); // steps will sample again
   const reference = needsReference(config) ? (policy.adapters?.base() ?? (await savedReference(runDir, options.loadPolicy))) : undefined;
   return runLoop({
     config, policy, dir, state, loadPolicy: options.loadPolicy, reference,
