@@ -56,7 +56,7 @@ export const FORWARD_OPTIONS = {
   ...SCORE_OPTIONS,
   recompute: opt.boolean(false, 'Keep only each decoder layer\'s input for the backward, which recomputes the layer\'s activations '
     + 'from it, layer by layer (the CPU built-in model; GRPO_UNSUPPORTED on CUDA): less memory for about one more forward of '
-    + 'compute, and bitwise the same gradients (docs/trainer.md, "Memory: micro-batches").'),
+    + 'compute, and bitwise the same gradients (docs/trainer.md, "Per-layer activation recomputation").'),
 };
 
 /** Options of step: the forward's, the optimizer step's, and progress (0.5 forward, 0.9 backward, 1 optimizer). */

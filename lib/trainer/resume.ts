@@ -18,8 +18,8 @@ import { stopAfter, type StopReason } from './validation.js';
 
 /**
  * Options a resume may change: when the run ends, where it runs, how it keeps activations, how often it saves,
- * its stopping rules and the size of its final test. Any other would change what the remaining steps or validations compute,
- * so the run would no longer match its own checkpoints, logs and best.
+ * its stopping rules and the size of its final test. Any other would change what the remaining steps or validations
+ * compute, so the run would no longer match its own checkpoints, logs and best.
  */
 export const RESUMABLE_OPTIONS: readonly string[] = Object.freeze([
   'steps', 'device', 'checkpointEvery', 'testPrompts', 'validation.patience', 'validation.klThreshold',
