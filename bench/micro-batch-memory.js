@@ -1,7 +1,9 @@
 // Peak resident memory of one GRPO update of the demo model (docs/trainer.md, "Memory: micro-batches") with and
 // without microBatchTokens: old log-probs scored, forward → loss → backward, one AdamW step. Each budget runs in a
 // fresh process (the peak, VmHWM, only rises), which prints the process's peak and its resident size before the update.
-// Run: npx tsc -p tsconfig.json && node bench/micro-batch-memory.js [groups candidates promptTokens completionTokens]
+// With --recompute each budget also runs with per-layer activation recomputation (forward option `recompute`), and
+// the row gives its peak and seconds over the run without it.
+// Run: npx tsc -p tsconfig.json && node bench/micro-batch-memory.js [--recompute] [groups candidates promptTokens completionTokens]
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DEMO_MODELS } from '../dist/cli/models.js';
@@ -26,32 +28,46 @@ function updateBatch(groups, candidates, prompt, completion) {
   };
 }
 
-async function child(budget, shape) {
+async function child(budget, recompute, shape) {
   const policy = BuiltinPolicy.create({ ...DEMO_MODELS.demo, vocabSize: VOCAB }, { seed: 1 });
   const update = updateBatch(...shape);
   const before = rssMb();
   const start = performance.now();
   const old = await scoreInMicroBatches(policy, update.batch, budget, {});
   const stored = { old: Float32Array.from(old.logp.flatMap((row) => Array.from(row))) };
-  await accumulateGradients(policy, { ...update, stored }, { loss: { aggregation: 'seqMeanTokenMean' }, microBatchTokens: budget, temperature: 1 });
+  await accumulateGradients(policy, { ...update, stored }, { loss: { aggregation: 'seqMeanTokenMean' }, microBatchTokens: budget, recompute, temperature: 1 });
   await policy.optimizerStep({ learningRate: 1e-4 });
   const seconds = (performance.now() - start) / 1000;
   console.log(JSON.stringify({ microBatchTokens: budget, rssBeforeMb: before, peakRssMb: peakRssMb(), seconds }));
 }
 
-function parent(shape) {
+/** One update in a fresh process: its peak, its RSS before the update and its seconds. */
+function measure(budget, recompute, shape) {
+  const args = ['--child', String(budget), String(recompute), ...shape.map(String)];
+  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').at(-1));
+}
+
+const row = (label, r) => `${label}  ${fixed(r.peakRssMb, 0).padStart(13)}  ${fixed(r.rssBeforeMb, 0).padStart(26)}  `
+  + `${fixed(r.peakRssMb - r.rssBeforeMb, 0).padStart(18)}  ${fixed(r.seconds, 1).padStart(7)}`;
+
+function parent(shape, recompute) {
   const [groups, candidates, prompt, completion] = shape;
   const tokens = groups * candidates * (prompt + completion);
   console.log(`demo model, one update of ${groups} × ${candidates} sequences of ${prompt} + ${completion} tokens (${tokens} tokens)`);
-  console.log('microBatchTokens  peak RSS (MB)  RSS before the update (MB)  peak − before (MB)  seconds (loaded machine)');
+  console.log('microBatchTokens  recompute  peak RSS (MB)  RSS before the update (MB)  peak − before (MB)  seconds (loaded machine)');
   for (const budget of BUDGETS) {
-    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', String(budget), ...shape.map(String)], { encoding: 'utf8' });
-    const r = JSON.parse(out.trim().split('\n').at(-1));
-    console.log(`${String(budget || 'off').padStart(16)}  ${fixed(r.peakRssMb, 0).padStart(13)}  ${fixed(r.rssBeforeMb, 0).padStart(26)}  `
-      + `${fixed(r.peakRssMb - r.rssBeforeMb, 0).padStart(18)}  ${fixed(r.seconds, 1).padStart(7)}`);
+    const kept = measure(budget, false, shape);
+    console.log(row(`${String(budget || 'off').padStart(16)}  ${'off'.padStart(9)}`, kept));
+    if (!recompute) continue;
+    const again = measure(budget, true, shape);
+    console.log(`${row(`${''.padStart(16)}  ${'on'.padStart(9)}`, again)}   peak ${fixed(again.peakRssMb / kept.peakRssMb, 2)}×, `
+      + `peak − before ${fixed((again.peakRssMb - again.rssBeforeMb) / (kept.peakRssMb - kept.rssBeforeMb), 2)}×, seconds ${fixed(again.seconds / kept.seconds, 2)}×`);
   }
 }
 
 const args = process.argv.slice(2);
-if (args[0] === '--child') await child(Number(args[1]), args.slice(2).map(Number));
-else parent(args.length === 4 ? args.map(Number) : [16, 8, 64, 160]);
+const recompute = args.includes('--recompute');
+const numbers = args.filter((a) => a !== '--recompute');
+if (numbers[0] === '--child') await child(Number(numbers[1]), numbers[2] === 'true', numbers.slice(3).map(Number));
+else parent(numbers.length === 4 ? numbers.map(Number) : [16, 8, 64, 160], recompute);

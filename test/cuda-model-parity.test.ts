@@ -295,7 +295,8 @@ describe('the CUDA addon\'s model methods', () => {
     }
     const addon = (gpu ?? createRequire(import.meta.url)(file!)) as Record<string, unknown>;
     const names = (binding: object) => Object.keys(binding).filter((k) => k.startsWith('model')).sort();
-    const cpuOnly = (k: string) => k.startsWith('modelLora'); // LoRA is CPU-only: the CUDA model refuses adapters (GRPO_UNSUPPORTED)
+    // LoRA and recomputation are CPU-only: the CUDA model refuses adapters and a recomputing forward (GRPO_UNSUPPORTED)
+    const cpuOnly = (k: string) => k.startsWith('modelLora') || k === 'modelSetRecompute';
     expect(names(addon)).toEqual(names(native()).filter((k) => !cpuOnly(k)));
     expect(names(addon)).toEqual([...MODEL_METHODS].sort());
     if (gpu) return;

@@ -241,8 +241,8 @@ export interface ModelBinding {
   ): Done;
 }
 
-/** A model addon that may also have the LoRA methods (only the CPU one does). */
-export type ModelBindingWithLora = ModelBinding & Partial<LoraBinding>;
+/** A model addon that may also have the LoRA and recomputation methods (only the CPU one does). */
+export type ModelBindingWithLora = ModelBinding & Partial<LoraBinding> & Partial<RecomputeBinding>;
 
 /** grpo_lora_config (native/include/grpo/model.h): targets are grpo_lora_module bits, in LORA_TARGET_MODULES order. */
 export interface NativeLoraConfig {
@@ -264,6 +264,11 @@ export interface LoraBinding {
   modelLoraSetOptimizer(model: ModelHandle, m: F32, v: F32, step: number): void;
 }
 
+/** Per-layer activation recomputation of training scores (native/addon/recompute_addon.cc): the CPU addon only. */
+export interface RecomputeBinding {
+  modelSetRecompute(model: ModelHandle, enabled: boolean): void;
+}
+
 /**
  * Every method of the built-in model's ABI (native/include/grpo/model.h). An addon runs the model only when it has
  * all of them.
@@ -277,7 +282,7 @@ export const MODEL_METHODS = Object.freeze([
 export type ModelMethod = (typeof MODEL_METHODS)[number];
 
 /** The CPU addon (grpo_native.node). */
-export interface NativeBinding extends KernelBinding, ModelBinding, LoraBinding {
+export interface NativeBinding extends KernelBinding, ModelBinding, LoraBinding, RecomputeBinding {
   setThreads(threads: number): void;
   getThreads(): number;
   cpuPath(): 'avx512' | 'avx2' | 'generic';

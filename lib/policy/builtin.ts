@@ -22,13 +22,13 @@ import { loadAdapter, loraTensorShapes } from './lora-format.js';
 import { adapterBaseFolder } from './lora-merge.js';
 import {
   policyStep, type Forward, type ForwardHandle, type GenerateOptions, type Generation, type LossFunction, type LossGradient,
-  type OptimizerStepOptions, type OptimizerStepResult, type Policy, type PolicyAdapters, type ScoreOptions, type ScoreResult, type SequenceBatch,
+  type ForwardOptions, type OptimizerStepOptions, type OptimizerStepResult, type Policy, type PolicyAdapters, type ScoreOptions, type ScoreResult, type SequenceBatch,
   type StepOptions, type StepResult, type TrainablePolicy,
 } from './policy.js';
 import type { NamedTensor } from './safetensors.js';
 import type { Tokenizer } from './tokenizer.js';
 import {
-  BUILTIN_OPTIONS, callNaming, CLONE_OPTIONS, OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, OPTIMIZER_STEP_OPTIONS, SCORE_OPTIONS,
+  BUILTIN_OPTIONS, callNaming, CLONE_OPTIONS, FORWARD_OPTIONS, OPTIMIZER_DEFAULTS, OPTIMIZER_OPTIONS, OPTIMIZER_STEP_OPTIONS, SCORE_OPTIONS,
   type BuiltinOptions, type CloneOptions, type OptimizerOptions,
 } from './options.js';
 
@@ -342,7 +342,7 @@ export class BuiltinPolicy implements Policy {
     return this.serial(() => this.scoreNow(taken, options, false).then((r) => r.scores));
   }
 
-  forward(batch: SequenceBatch, options: ScoreOptions = {}): Promise<Forward> {
+  forward(batch: SequenceBatch, options: ForwardOptions = {}): Promise<Forward> {
     const taken = snapshotBatch(batch);
     return this.serial(() => this.forwardNow(taken, options));
   }
@@ -437,9 +437,11 @@ export class BuiltinPolicy implements Policy {
     this.training = undefined;
   }
 
-  private async forwardNow(batch: SequenceBatch, options: ScoreOptions): Promise<Forward> {
+  private async forwardNow(batch: SequenceBatch, options: ForwardOptions): Promise<Forward> {
     this.trainable();
-    const { scores, packed } = await this.scoreNow(batch, options, true);
+    const { recompute = false, ...scoring } = checkOptions(FORWARD_OPTIONS, callNaming('forward'), options, {});
+    this.setRecompute(recompute);
+    const { scores, packed } = await this.scoreNow(batch, scoring, true);
     const handle = Object.freeze({}) as unknown as ForwardHandle;
     this.training = { handle, packed };
     return { scores, handle };
@@ -466,6 +468,13 @@ export class BuiltinPolicy implements Policy {
     const adamw = { lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm };
     await callAsync((a) => this.addon.modelAdamw(this.live(), adamw, norm, a), () => undefined);
     return { gradNorm: norm[0], learningRate, step: ++this.steps };
+  }
+
+  /** Whether the next training forward keeps only each layer's input (the backward recomputes the rest); the CPU model only. */
+  private setRecompute(enabled: boolean): void {
+    const set = this.addon.modelSetRecompute;
+    if (set) return wrapNative(() => set(this.live(), enabled));
+    if (enabled) throw new GrpoError('GRPO_UNSUPPORTED', `forward recompute runs on the CPU model only; this policy is on "${this.device}" (create it with device: 'cpu')`);
   }
 
   /** Throws for a frozen copy (the training calls refuse it). */

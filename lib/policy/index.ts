@@ -1,6 +1,6 @@
 // The policy layer: the Policy interface, the built-in Llama/Qwen-family model, tokenizer, checkpoints.
 export type {
-  Policy, TrainablePolicy, SequenceBatch, ScoreOptions, ScoreResult, Forward, ForwardHandle, LossGradient, LossOutput, LossFunction,
+  Policy, TrainablePolicy, SequenceBatch, ScoreOptions, ForwardOptions, ScoreResult, Forward, ForwardHandle, LossGradient, LossOutput, LossFunction,
   OptimizerStepOptions, OptimizerStepResult, StepOptions, StepResult, GenerateOptions, Generation, PolicyAdapters,
 } from './policy.js';
 export { policyStep, sftLoss } from './policy.js';

@@ -51,8 +51,16 @@ export const OPTIMIZER_STEP_OPTIONS = {
   learningRate: opt.number(undefined, 'Learning rate of this step (overrides the schedule).', opt.NON_NEGATIVE, { defaultDoc: 'the policy\'s schedule' }),
 };
 
+/** Options of forward: the score's, and how the activations for its backward are kept. */
+export const FORWARD_OPTIONS = {
+  ...SCORE_OPTIONS,
+  recompute: opt.boolean(false, 'Keep only each decoder layer\'s input for the backward, which recomputes the layer\'s activations '
+    + 'from it, layer by layer (the CPU built-in model; GRPO_UNSUPPORTED on CUDA): less memory for about one more forward of '
+    + 'compute, and bitwise the same gradients (docs/trainer.md, "Per-layer activation recomputation").'),
+};
+
 /** Options of step: the forward's, the optimizer step's, and progress (0.5 forward, 0.9 backward, 1 optimizer). */
-export const STEP_OPTIONS = { ...SCORE_OPTIONS, ...OPTIMIZER_STEP_OPTIONS };
+export const STEP_OPTIONS = { ...FORWARD_OPTIONS, ...OPTIMIZER_STEP_OPTIONS };
 
 /** Options of BuiltinPolicy.clone. */
 export const CLONE_OPTIONS = {
@@ -70,6 +78,7 @@ export const BUILTIN_OPTIONS = {
 };
 
 export type ScoreOptions = opt.OptionsOf<typeof SCORE_OPTIONS>;
+export type ForwardOptions = opt.OptionsOf<typeof FORWARD_OPTIONS>;
 export type OptimizerStepOptions = opt.OptionsOf<typeof OPTIMIZER_STEP_OPTIONS>;
 export type StepOptions = opt.OptionsOf<typeof STEP_OPTIONS>;
 export type CloneOptions = opt.OptionsOf<typeof CLONE_OPTIONS>;

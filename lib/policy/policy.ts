@@ -6,7 +6,7 @@ import type { LoraSettings } from '../options/lora.js';
 import { checkOptions } from '../options/schema.js';
 import type { ModelConfig } from './config.js';
 import {
-  callNaming, STEP_OPTIONS, type GenerateOptions, type OptimizerStepOptions, type ScoreOptions, type StepOptions,
+  callNaming, STEP_OPTIONS, type ForwardOptions, type GenerateOptions, type OptimizerStepOptions, type ScoreOptions, type StepOptions,
 } from './options.js';
 import type { Tokenizer } from './tokenizer.js';
 
@@ -16,8 +16,10 @@ export interface SequenceBatch {
   completions: readonly ArrayLike<number>[];
 }
 
-/** Options of {@link Policy.score} and {@link Policy.forward}: SCORE_OPTIONS (lib/policy/options.ts). */
+/** Options of {@link Policy.score}: SCORE_OPTIONS (lib/policy/options.ts). */
 export type { ScoreOptions };
+/** Options of {@link Policy.forward}: FORWARD_OPTIONS, the score's and `recompute`. */
+export type { ForwardOptions };
 
 /** Per completion token: logp [completion length] and entropy [completion length]. */
 export interface ScoreResult {
@@ -116,7 +118,7 @@ export interface Policy {
   generate(prompts: readonly (ArrayLike<number> | string)[], options?: GenerateOptions): Promise<Generation[]>;
   score(batch: SequenceBatch, options?: ScoreOptions): Promise<ScoreResult>;
   /** Scores the batch as {@link score} does and keeps what its backward needs (a frozen policy refuses: GRPO_UNSUPPORTED). */
-  forward(batch: SequenceBatch, options?: ScoreOptions): Promise<Forward>;
+  forward(batch: SequenceBatch, options?: ForwardOptions): Promise<Forward>;
   /** Takes the loss's gradient back through the model; gradients add up until the next {@link optimizerStep}. */
   backward(handle: ForwardHandle, gradient: LossGradient): Promise<void>;
   /** One optimizer step over the gradients of the backward calls since the last one, then clears them. */

@@ -169,6 +169,9 @@ export const TRAINER_OPTIONS = {
     + 'the batch in consecutive runs of sequences holding at most this many, adding their gradients up before one optimizer step, '
     + 'with the loss divided by the whole batch\'s counts (docs/trainer.md, "Memory: micro-batches"); a longer sequence is refused; '
     + '0 = the whole batch at once.', 0),
+  recompute: boolean(false, 'Per-layer activation recomputation in each update\'s training forwards: only each decoder layer\'s input is '
+    + 'kept and the backward recomputes the layer\'s activations from it, for about one more forward of compute; the gradients are '
+    + 'bitwise the same (docs/trainer.md, "Per-layer activation recomputation"). The CPU built-in model only (GRPO_UNSUPPORTED on CUDA).'),
   checkpointEvery: integer(250, 'Save a checkpoint every this many steps (and at the end, and on Ctrl-C).', 1),
   evalMaxNewTokens: integer(0, 'Maximum completion tokens at evaluation (greedy); 0 = generation.maxNewTokens.', 0),
   testPrompts: integer(0, 'Test prompts evaluated at the end; 0 = the whole split.', 0),

@@ -142,7 +142,7 @@ async function policyUpdate(
 ) {
   const { config, policy } = ctx;
   const loss = await accumulateGradients(policy, { batch, rollout, signal, stored }, {
-    loss: ctx.lossOptions, microBatchTokens: config.microBatchTokens, temperature: config.generation.temperature,
+    loss: ctx.lossOptions, microBatchTokens: config.microBatchTokens, recompute: config.recompute, temperature: config.generation.temperature,
     lap: (phase) => void (time[phase] += clock.lap()),
   });
   const step = await policy.optimizerStep({ learningRate: config.learningRate });

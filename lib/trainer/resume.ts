@@ -17,12 +17,14 @@ import { initialState, runLoop, type PolicyLoader, type TrainerEvent, type Train
 import { stopAfter, type StopReason } from './validation.js';
 
 /**
- * Options a resume may change: when the run ends, where it runs, how often it saves, its stopping rules
- * and the size of its final test. Any other would change what the remaining steps or validations compute,
- * so the run would no longer match its own checkpoints, logs and best.
+ * Options a resume may change: when the run ends, where it runs, how it keeps activations, how often it saves,
+ * its stopping rules and the size of its final test. Any other would change what the remaining steps or validations
+ * compute, so the run would no longer match its own checkpoints, logs and best.
  */
 export const RESUMABLE_OPTIONS: readonly string[] = Object.freeze([
   'steps', 'device', 'checkpointEvery', 'testPrompts', 'validation.patience', 'validation.klThreshold',
+  // how a training forward keeps its activations: the gradients are bitwise the same either way
+  'recompute',
   // where the remote rollouts come from and how hard to try (a restarted or moved server); not what they sample
   'rollouts.endpoints', 'rollouts.maxInFlight', 'rollouts.timeoutMs', 'rollouts.retries', 'rollouts.backoffMs', 'rollouts.adapterPath',
   'rollouts.failover',

@@ -73,6 +73,8 @@ export interface AccumulateOptions {
   microBatchTokens: number;
   /** The temperature the forward scores at. */
   temperature: number;
+  /** Per-layer activation recomputation in the forwards (ForwardOptions.recompute); absent: off. */
+  recompute?: boolean;
   /** Called after each forward, loss and backward (phase timing). */
   lap?: (phase: 'forward' | 'loss' | 'backward') => void;
 }
@@ -93,7 +95,7 @@ export async function accumulateGradients(
   const parts: ScoreResult[] = [];
   let last: LossOutput & { stats: PolicyLossStats } | undefined;
   for (const range of ranges) {
-    const forward = await policy.forward(sliceBatch(batch, range), { temperature: options.temperature });
+    const forward = await policy.forward(sliceBatch(batch, range), { temperature: options.temperature, recompute: options.recompute });
     lap('forward');
     last = paddedLoss(rowsOf(all, range), share, forward.scores);
     lap('loss');

@@ -11,6 +11,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   grpo::addon::register_gemm(env, exports);
   grpo::addon::register_model(env, exports);
   grpo::addon::register_lora(env, exports);
+  grpo::addon::register_recompute(env, exports);
   grpo::addon::register_sampling(env, exports);
   return exports;
 }

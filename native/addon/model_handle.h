@@ -1,5 +1,5 @@
-// The JS handle of a built-in model, shared by the model's bindings (model_addon.cc, lora_addon.cc): a JS External
-// holding a grpo_model* shared with the async calls in flight on it (model_addon.cc explains the lifetime).
+// The JS handle of a built-in model, shared by the model's bindings (model_addon.cc, lora_addon.cc, recompute_addon.cc):
+// a JS External holding a grpo_model* shared with the async calls in flight on it (model_addon.cc explains the lifetime).
 #pragma once
 
 #include <memory>

@@ -12,6 +12,7 @@ void register_loss(Napi::Env env, Napi::Object exports);
 void register_gemm(Napi::Env env, Napi::Object exports);
 void register_model(Napi::Env env, Napi::Object exports);
 void register_lora(Napi::Env env, Napi::Object exports);  // the CPU addon only
+void register_recompute(Napi::Env env, Napi::Object exports);  // the CPU addon only
 void register_sampling(Napi::Env env, Napi::Object exports);
 
 }  // namespace grpo::addon

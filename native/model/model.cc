@@ -42,6 +42,42 @@ const LayerAdapters* adapters_of(Model& m, int64_t l, bool train, LayerAdapters&
   return &out;
 }
 
+// The training state's activation buffers for `layers` layers: every layer's, or with recomputation each layer's
+// input and one reused set (the other kind freed, so switching gives the memory back).
+void size_kept_layers(TrainState& ts, int64_t layers) {
+  if (ts.recompute) {
+    std::vector<LayerActs>().swap(ts.layers);
+    ts.layer_inputs.resize(static_cast<size_t>(layers));
+    return;
+  }
+  std::vector<std::vector<float>>().swap(ts.layer_inputs);
+  ts.recomputed = LayerActs{};
+  std::vector<float>().swap(ts.recomputed_out);
+  ts.layers.resize(static_cast<size_t>(layers));
+}
+
+// Where layer l's forward writes its activations: the workspace (inference), the layer's own set (training), or
+// with recomputation the reused set, after keeping the layer's input x.
+LayerActs& forward_acts(Model& m, TrainState* keep, int64_t l, const std::vector<float>& x) {
+  if (!keep) return m.work.layer;
+  if (!keep->recompute) return keep->layers[l];
+  keep->layer_inputs[l].assign(x.begin(), x.end());
+  return keep->recomputed;
+}
+
+// Layer l's activations for its backward. With recomputation they are computed again from the kept input by the
+// forward's code on the forward's inputs (the same adapters and dropout key), so they are the forward's bits; the
+// reused set still holds the last layer's from the forward.
+LayerActs& backward_acts(Model& m, int64_t l, const LayerAdapters* adapters) {
+  TrainState& ts = m.train;
+  if (!ts.recompute) return ts.layers[l];
+  if (l == m.config.layers - 1) return ts.recomputed;
+  ts.recomputed_out.resize(ts.layer_inputs[l].size());
+  layer_forward(m.config, m.rope, m.p.layers[l], ts.layout, ts.layer_inputs[l].data(), ts.recomputed, nullptr, l,
+                ts.recomputed_out.data(), nullptr, adapters);
+  return ts.recomputed;
+}
+
 // The rows of hidden [T, H] whose target is not ignore_index.
 void gather_head_rows(const std::vector<float>& hidden, const int32_t* targets, int64_t T, int64_t H, int32_t ignore,
                       HeadRows& out) {
@@ -173,13 +209,13 @@ void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, Trai
                     std::vector<float>& hidden, const ModelPacks* packs) {
   const Config& c = m.config;
   const int64_t T = tl.T, H = c.hidden;
-  if (keep) keep->layers.resize(static_cast<size_t>(c.layers));
+  if (keep) size_kept_layers(*keep, c.layers);
   std::vector<float>&x = m.work.x, &y = m.work.y;
   x.resize(static_cast<size_t>(T * H));
   y.resize(x.size());
   embed(m, tokens, T, x.data());
   for (int64_t l = 0; l < c.layers; ++l) {
-    LayerActs& a = keep ? keep->layers[l] : m.work.layer;
+    LayerActs& a = forward_acts(m, keep, l, x);
     a.resize(c, T);
     LayerAdapters adapters;
     layer_forward(c, m.rope, m.p.layers[l], tl, x.data(), a, cache, l, y.data(),
@@ -257,7 +293,8 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
   rmsnorm_backward(ts.final_x.data(), m.p.final_norm, ts.final_rms.data(), d_hidden.data(), T, H, dx.data(), m.g.final_norm);
   for (int64_t l = c.layers - 1; l >= 0; --l) {
     LayerAdapters adapters;
-    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, ts.layers[l], ts.scratch, dx, adapters_of(m, l, true, adapters));
+    const LayerAdapters* lora = adapters_of(m, l, true, adapters);
+    layer_backward(c, m.rope, m.p.layers[l], m.g.layers[l], ts.layout, backward_acts(m, l, lora), ts.scratch, dx, lora);
   }
   if (m.g.embed) embed_backward(m, ts.tokens.data(), T, dx.data());
   ts.ready = false;  // the activation buffers stay allocated for the next training step

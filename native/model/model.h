@@ -28,9 +28,13 @@ struct HeadRows {
 
 struct TrainState {
   bool ready = false;
+  bool recompute = false;  // keep each layer's input only; backward recomputes the layer's activations from it
   TokenLayout layout;
   std::vector<int32_t> tokens;
-  std::vector<LayerActs> layers;
+  std::vector<LayerActs> layers;                  // [layers] without recomputation
+  std::vector<std::vector<float>> layer_inputs;  // [layers][T, H] with recomputation
+  LayerActs recomputed;                          // with recomputation: one layer's activations, reused layer by layer
+  std::vector<float> recomputed_out;             // [T, H] the recomputed layer's output (not read)
   std::vector<float> final_x, final_rms;  // [T, H], [T]
   HeadRows head;                          // the rows that carry a target, for the LM head's backward
   LayerGrads scratch;                     // backward's buffers, kept from step to step (no page faults)
@@ -67,7 +71,8 @@ struct Model {
   void release_work() { work = Workspace{}; }
 };
 
-// Hidden states after the final norm [T, H]. `keep` stores activations for backward; `cache` is for generation.
+// Hidden states after the final norm [T, H]. `keep` stores activations for backward (with keep->recompute, only
+// each layer's input); `cache` is for generation.
 // `packs` (generation): the weights packed once for the whole call.
 void forward_hidden(Model& m, const int32_t* tokens, const TokenLayout& tl, TrainState* keep, KvCache* cache,
                     std::vector<float>& hidden, const ModelPacks* packs = nullptr);

@@ -114,6 +114,15 @@ grpo_status grpo_model_set_bf16_matmuls(grpo_model* model, int32_t enabled) {
   });
 }
 
+grpo_status grpo_model_set_recompute(grpo_model* model, int32_t enabled) {
+  return grpo::guarded([&] {
+    need(model, "model");
+    auto& ts = model->impl.train;
+    if (ts.recompute != (enabled != 0)) ts.ready = false;  // the last training score kept the other kind of state
+    ts.recompute = enabled != 0;
+  });
+}
+
 grpo_status grpo_model_score(grpo_model* model, const int32_t* tokens, const int64_t* seq_offsets, int64_t nseq,
                              const int32_t* targets, const grpo_score_options* options, int32_t train, float* logp,
                              float* entropy) {

@@ -66,6 +66,15 @@ grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const flo
  * AVX512_BF16 (about twice as fast); attention and the LM head stay float32. Off by default. */
 grpo_status grpo_model_set_bf16_matmuls(grpo_model* model, int32_t enabled);
 
+/* Per-layer activation recomputation of training scores (ABI 1.3; the CPU model only). On, a training score keeps
+ * only each decoder layer's input [T, hidden] (and the final norm's input) instead of every activation of every layer,
+ * and grpo_model_backward recomputes each layer's activations from its input, layer by layer from the last, into one
+ * reused set: about one more forward of compute for a layer's activations instead of all the layers'. Gradients are
+ * bitwise those without it (the same code on the same inputs; LoRA dropout masks are redrawn from the same key).
+ * The recomputation reads the parameters at backward time. Changing the setting drops the last training score's
+ * activations (a backward then needs a new one). Off by default. */
+grpo_status grpo_model_set_recompute(grpo_model* model, int32_t enabled);
+
 typedef struct grpo_score_options {
   float temperature;    /* > 0 */
   int32_t ignore_index; /* target meaning "no score here" */
