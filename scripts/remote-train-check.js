@@ -13,7 +13,10 @@
 //      from the base);
 //   4. a server killed mid-step 2 ends the run in GRPO_REMOTE_UNAVAILABLE naming it, with one metrics row and a
 //      checkpoint; resuming against a fresh harness (another port: rollouts.endpoints changed) pushes the saved
-//      version again, finishes the steps and logs the uninterrupted run's metrics (wall times aside).
+//      version again, finishes the steps and logs the uninterrupted run's metrics (wall times aside);
+//   5. two servers, one killed after 2 answers (at step 3): with fail-over (the default) its prompts go to the other,
+//      the run finishes without an error, every (step, prompt) is answered exactly once over the two servers, and the
+//      metrics are the uninterrupted run's.
 // Reported: the trainer-side overhead per step (the generate phase minus the engine's own decode time, as a share
 // of the step) and the harness's reload time per push. Exits 1 when a gate fails. Needs `npx tsc -p tsconfig.json`.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,8 +62,8 @@ try {
   const start = await startingPolicy(moviesDir, join(dir, 'sft'));
   serving = await llamaServing(llamaCpp, start, dir);
   const serve = serving.serve;
-  const run = async (url, runDir) => {
-    const config = remoteConfig(moviesDir, url, { seed: SEED, steps: STEPS, groups: GROUPS, candidates: CANDIDATES });
+  const run = async (url, runDir, rollouts = {}) => {
+    const config = remoteConfig(moviesDir, url, { seed: SEED, steps: STEPS, groups: GROUPS, candidates: CANDIDATES }, rollouts);
     return train({ config, policy: await BuiltinPolicy.load(start.dir, { lora: config.lora }), runDir, loadPolicy });
   };
 
@@ -91,9 +94,18 @@ try {
   const resumedRequestsOnce = sameJson(logLines(fresh), expectedLog(1));
   const resumedSame = sameJson(deterministic(killedDir), deterministic(join(dir, 'whole')));
 
+  // 5: fail-over between two servers, one of them killed after 2 answers
+  const [lasting, failing] = [await serve(Infinity), await serve(2)];
+  const failoverDir = join(dir, 'failover');
+  const failoverError = await run(lasting.url, failoverDir, { endpoints: [failing.url, lasting.url] }).then(() => undefined, (e) => e);
+  const answered = [lasting, failing].flatMap(logLines).filter((l) => l.startsWith('completion ')).sort();
+  const failoverAnsweredOnce = sameJson(answered, expectedLog(0).filter((l) => l.startsWith('completion ')).sort());
+  const failoverSame = failoverError === undefined && sameJson(deterministic(failoverDir), deterministic(join(dir, 'whole')));
+
   const gates = {
     requestsOnce, policyVersions: sameJson(versions, [0, 1, 2].map(version)), candidatesUsed, logpWithinTolerance: logpMax.every((d) => d <= TOL_LOGP),
     finiteMetrics: finite, adapterMoved, killedTyped, leftCheckpoint, resumedSteps: resumed.steps === STEPS, resumedRequestsOnce, resumedSameMetrics: resumedSame,
+    failoverAnsweredOnce, failoverSameMetrics: failoverSame,
   };
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   result = {
@@ -101,6 +113,8 @@ try {
     samplingLogpDifferenceMax: logpMax, importanceRatio: metrics.map((m) => [m['sampling/importance_sampling_ratio/min'], m['sampling/importance_sampling_ratio/max']]),
     policyVersions: versions, rewards: metrics.map((m) => m.reward), losses: metrics.map((m) => m.loss), gradNorms: metrics.map((m) => m.grad_norm),
     completionTokens: served.map((s) => s.tokens), killedServer: error ? `${error.code}: ${error.message}` : 'no error',
+    failover: { answered: [failing, lasting].map((s) => s.log.filter((e) => e.kind === 'completion').length),
+      error: failoverError ? `${failoverError.code}: ${failoverError.message}` : 'none' },
     overheadPerStep: overhead, meanOverheadShareOfStep: mean(overhead.map((o) => o.overheadShareOfStep)),
     reloadSecondsPerPush: whole.log.filter((e) => e.kind === 'load').map((e) => e.reloadMs / 1e3),
     harnessLog: logLines(whole), seconds: Number(process.hrtime.bigint() - started) / 1e9,
