@@ -39,22 +39,27 @@ __attribute__((target("avx512f"))) void widen_f16_avx512(const uint16_t* src, in
 }
 #endif
 
-using Widen = void (*)(const uint16_t*, int64_t, float*);
-
-// The float16 widening of this CPU's path (chosen once).
-Widen f16_widening() {
-#if GRPO_HAS_CVTPH
-  const char* path = grpo_cpu_path();
-  if (std::strcmp(path, "avx512") == 0) return widen_f16_avx512;
-  if (std::strcmp(path, "avx2") == 0 && __builtin_cpu_supports("f16c")) return widen_f16_f16c;
-#endif
-  return widen_f16_scalar;
-}
-
 }  // namespace
 
+namespace dtype16_detail {
+
+Widen f16_widening(const char* path) {
+  if (std::strcmp(path, "generic") == 0) return widen_f16_scalar;
+#if GRPO_HAS_CVTPH
+  __builtin_cpu_init();
+  if (std::strcmp(path, "avx512") == 0 && __builtin_cpu_supports("avx512f")) return widen_f16_avx512;
+  if (std::strcmp(path, "avx2") == 0 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) return widen_f16_f16c;
+#endif
+  return nullptr;
+}
+
+}  // namespace dtype16_detail
+
 void widen16(Dtype16 dtype, const uint16_t* src, int64_t n, float* dst) {
-  static const Widen f16 = f16_widening();
+  static const dtype16_detail::Widen f16 = [] {
+    const dtype16_detail::Widen path = dtype16_detail::f16_widening(grpo_cpu_path());
+    return path ? path : widen_f16_scalar;
+  }();
   (dtype == Dtype16::bf16 ? widen_bf16_span : f16)(src, n, dst);
 }
 

@@ -24,4 +24,14 @@ inline bool finite16(Dtype16 dtype, uint16_t value) { return dtype == Dtype16::b
 // dst[0, n) = src[0, n) widened.
 void widen16(Dtype16 dtype, const uint16_t* src, int64_t n, float* dst);
 
+namespace dtype16_detail {
+
+using Widen = void (*)(const uint16_t* src, int64_t n, float* dst);
+
+// The float16 widening of a grpo_cpu_path() name ("avx512": AVX-512 vcvtph2ps, "avx2": F16C, "generic": the scalar
+// reference), or null where this CPU or build lacks it. widen16 takes grpo_cpu_path()'s; the tests try each.
+Widen f16_widening(const char* path);
+
+}  // namespace dtype16_detail
+
 }  // namespace grpo
