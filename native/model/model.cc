@@ -172,16 +172,14 @@ void Model::bind_params() {
 void Model::keep_dense_in_16_bits(Dtype16 dtype) {
   if (!base16.empty()) return;
   base16_dtype = dtype;
-  // the layers' matrices, not the embeddings or the LM head
-  const auto dense = [](const TensorSlot& s) { return s.matrix && s.name.rfind("model.layers.", 0) == 0; };
   int64_t total16 = 0;
-  for (const TensorSlot& s : layout.slots) total16 += dense(s) ? s.size() : 0;
+  for (const TensorSlot& s : layout.slots) total16 += dense_layer_matrix(s) ? s.size() : 0;
   std::vector<float> kept(static_cast<size_t>(layout.total - total16));
   base16.resize(static_cast<size_t>(total16));
   int64_t at16 = 0, at32 = 0;
   for (TensorSlot& s : layout.slots) {
     const float* values = params.data() + s.offset;
-    if (dense(s)) {
+    if (dense_layer_matrix(s)) {
       s.offset16 = at16;
       parallel_for(s.size(), 65536, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) base16[s.offset16 + i] = round16(dtype, values[i]);

@@ -69,6 +69,8 @@ struct Model {
   // Moves the dense matrices (q/k/v/o/gate/up/down of every layer) out of params into base16, rounded to `dtype`
   // (lossless for a checkpoint stored in that dtype): a frozen LoRA base in half the memory.
   void keep_dense_in_16_bits(Dtype16 dtype);
+  // The slots keep_dense_in_16_bits moves: the layers' matrices, not the embeddings or the LM head.
+  static bool dense_layer_matrix(const TensorSlot& s) { return s.matrix && s.name.rfind("model.layers.", 0) == 0; }
   void release_work() { work = Workspace{}; }
 };
 

@@ -1,6 +1,7 @@
 // The C ABI of the built-in model (grpo/model.h): argument checks, then the C++ model.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "adamw.h"
 #include "generate.h"
@@ -44,12 +45,17 @@ bool base16_dtype(int32_t base16, grpo::Dtype16* dtype) {
   return true;
 }
 
-// bits[0, numel) = values rounded to `dtype`, refused (and nothing written) where one rounds to Infinity.
-void set_bits16(grpo::Dtype16 dtype, const char* name, const float* values, int64_t numel, uint16_t* bits) {
+// GRPO_ERR_VALUE_RANGE where a value of the tensor rounds to Infinity in `dtype` (beyond float16's ±65504).
+void check_fits16(grpo::Dtype16 dtype, const std::string& name, const float* values, int64_t numel) {
   for (int64_t i = 0; i < numel; ++i)
     if (!grpo::finite16(dtype, grpo::round16(dtype, values[i])))
-      grpo::fail(GRPO_ERR_VALUE_RANGE, "tensor \"%s\" element %lld (%g) is beyond the %s range of the frozen base", name,
+      grpo::fail(GRPO_ERR_VALUE_RANGE, "tensor \"%s\" element %lld (%g) is beyond the %s range of the frozen base", name.c_str(),
                  static_cast<long long>(i), static_cast<double>(values[i]), grpo::dtype16_name(dtype));
+}
+
+// bits[0, numel) = values rounded to `dtype`; refused, nothing written, where one does not fit.
+void set_bits16(grpo::Dtype16 dtype, const char* name, const float* values, int64_t numel, uint16_t* bits) {
+  check_fits16(dtype, name, values, numel);
   for (int64_t i = 0; i < numel; ++i) bits[i] = grpo::round16(dtype, values[i]);
 }
 
@@ -224,9 +230,15 @@ grpo_status grpo_model_lora_attach(grpo_model* model, const grpo_lora_config* co
     need(config, "config");
     auto& m = model->impl;
     if (m.lora) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the model already has LoRA adapters");
-    m.lora = std::make_unique<grpo::model::Lora>(grpo::model::make_lora(m.config, *config));
     grpo::Dtype16 dtype;
-    if (base16_dtype(config->base16, &dtype)) m.keep_dense_in_16_bits(dtype);
+    const bool keep16 = base16_dtype(config->base16, &dtype);
+    auto lora = std::make_unique<grpo::model::Lora>(grpo::model::make_lora(m.config, *config));
+    if (keep16) {  // checked first: a refused attach leaves the model as it was
+      for (const auto& s : m.layout.slots)
+        if (grpo::model::Model::dense_layer_matrix(s)) check_fits16(dtype, s.name, m.params.data() + s.offset, s.size());
+      m.keep_dense_in_16_bits(dtype);
+    }
+    m.lora = std::move(lora);
     // the base is frozen from now on: its gradients and moments go
     for (auto* buffer : {&m.grads, &m.adam_m, &m.adam_v}) std::vector<float>().swap(*buffer);
     m.g = {};

@@ -244,9 +244,14 @@ void lora_is_checked() {
   CHECK(grpo_model_get_tensor(m, "model.layers.0.self_attn.q_proj.weight", after.data(), 64) == GRPO_OK);
   CHECK(after == rounded);
   grpo_model_destroy(m);
+  // refused attaches leave the model without adapters: an unnamed base16, a float32 value float16 cannot hold
   m = randomised(tiny(false, true));
   const grpo_lora_config unnamed{2, 2.0f, 0.0f, GRPO_LORA_V, 1, 3};
   CHECK(grpo_model_lora_attach(m, &unnamed) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(grpo_model_set_tensor(m, "model.layers.1.mlp.up_proj.weight", std::vector<float>(12 * 8, 7e4f).data(), 12 * 8) == GRPO_OK);
+  CHECK(grpo_model_lora_attach(m, &f16) == GRPO_ERR_VALUE_RANGE);
+  CHECK(grpo_model_lora_num_parameters(m) == 0);
+  CHECK(grpo_model_lora_attach(m, &half) == GRPO_OK);  // bfloat16 holds 7e4
   grpo_model_destroy(m);
 }
 

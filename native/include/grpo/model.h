@@ -123,7 +123,8 @@ typedef struct grpo_lora_config {
   int32_t base16;   /* grpo_base16: keep the frozen base's decoder-layer matrices (q/k/v/o/gate/up/down) in bfloat16 or
                      * float16, rounded to nearest even (lossless for a checkpoint stored in that type) and widened exactly
                      * to float32 where each product uses them: the same results in half their memory. grpo_model_init is
-                     * then refused, and so is a tensor value beyond the type's range (GRPO_ERR_VALUE_RANGE). Named
+                     * then refused, and so is a tensor value beyond the type's range (GRPO_ERR_VALUE_RANGE: in
+                     * set_tensor, or in the attach itself, which then leaves the model without adapters). Named
                      * base_bf16 (0 or 1) before ABI 1.4: same offset, same values. */
 } grpo_lora_config;
 
