@@ -46,10 +46,13 @@ const hotLoops = [
   ['roofline', 'grpo::(anonymous namespace)::fma_chains('],
 ];
 const clones = ['arch_x86_64_v4', 'arch_x86_64_v3', 'default'];
-// Hot loops in the files compiled for x86-64-v4 alone (GRPO_HAS_AVX512_CODE, simd.h: GCC vectors of 16 floats),
-// run where cpuPath() is avx512: one body, which must use zmm registers.
-const avx512Loops = [
-  ['loss', 'grpo::loss_lanes::row_lanes_avx512('],
+// Hot loops with one body for one instruction set, which must use its registers: the files compiled for x86-64-v4
+// alone (GRPO_HAS_AVX512_CODE, simd.h: GCC vectors of 16 floats), run where cpuPath() is avx512, and the float16
+// widenings written with F16C / AVX-512 intrinsics (runtime/dtype16.cc).
+const singleBodyLoops = [
+  ['loss', 'grpo::loss_lanes::row_lanes_avx512(', 'zmm'],
+  ['model f16', 'grpo::(anonymous namespace)::widen_f16_avx512(', 'zmm'],
+  ['model f16', 'grpo::(anonymous namespace)::widen_f16_f16c(', 'ymm'],
 ];
 
 function disassemble(file) {
@@ -107,11 +110,11 @@ for (const [family, name] of hotLoops) {
     if (failure) failures.push(`${name.slice(0, -1)} [${clone}]: ${failure}`);
   }
 }
-for (const [family, name] of avx512Loops) {
+for (const [family, name, register] of singleBodyLoops) {
   const counts = findPlain(functions, name);
-  rows.push({ family, function: name.slice(0, -1), clone: 'avx512 only', instructions: counts?.instructions ?? 0, ymm: counts?.ymm ?? 0, zmm: counts?.zmm ?? 0 });
+  rows.push({ family, function: name.slice(0, -1), clone: `${register} only`, instructions: counts?.instructions ?? 0, ymm: counts?.ymm ?? 0, zmm: counts?.zmm ?? 0 });
   if (!counts) failures.push(`${name.slice(0, -1)}: function missing`);
-  else if (counts.zmm === 0) failures.push(`${name.slice(0, -1)}: AVX-512 function has no zmm instruction`);
+  else if (counts[register] === 0) failures.push(`${name.slice(0, -1)}: has no ${register} instruction`);
 }
 console.log(`SIMD clones of the hot loops in ${file}`);
 console.table(rows);
@@ -120,4 +123,4 @@ if (failures.length > 0) {
   process.exit(1);
 }
 console.log(`check-simd: all ${hotLoops.length} hot loops have vector AVX2 and AVX-512 clones, `
-  + `and the ${avx512Loops.length} AVX-512-only one(s) use zmm registers`);
+  + `and the ${singleBodyLoops.length} single-body one(s) use their registers`);

@@ -230,7 +230,7 @@ describe('a bfloat16 checkpoint\'s frozen base kept in bfloat16', () => {
     const { config, tensors } = await loadCheckpoint(dir);
     const wide = BuiltinPolicy.create(config, { seed: 6, lora, optimizer }); // created, then set: the base stays float32
     wide.setTensors(tensors);
-    expect([kept.adapters!.baseBf16, wide.adapters!.baseBf16]).toEqual([true, false]);
+    expect([kept.adapters!.baseDtype, wide.adapters!.baseDtype, kept.adapters!.baseBf16]).toEqual(['bf16', 'f32', true]);
     expect(kept.getTensors()).toEqual(wide.getTensors());
     for (let s = 0; s < 2; s++) {
       for (const p of [kept, wide]) {
@@ -249,13 +249,13 @@ describe('a bfloat16 checkpoint\'s frozen base kept in bfloat16', () => {
     await kept.adapters!.saveBase(join(out, 'base'));
     await kept.save(join(out, 'adapter'));
     const loaded = await BuiltinPolicy.load(join(out, 'adapter'), { optimizer });
-    expect(loaded.adapters!.baseBf16).toBe(true);
+    expect(loaded.adapters!.baseDtype).toBe('bf16');
     expect((await loaded.score(batch)).logp).toEqual((await wide.score(batch)).logp);
   });
 
   it('a float32 checkpoint keeps its base in float32', async () => {
     const policy = await BuiltinPolicy.load(join('test', 'fixtures', 'model', 'qwen2-tiny'), { lora });
-    expect(policy.adapters!.baseBf16).toBe(false);
+    expect([policy.adapters!.baseDtype, policy.adapters!.baseBf16]).toEqual(['f32', false]);
   });
 });
 

@@ -251,8 +251,8 @@ export interface NativeLoraConfig {
   dropout: number;
   targets: number;
   seed: number;
-  /** Keep the frozen base's layer matrices in bfloat16 (base_bf16). */
-  baseBf16: boolean;
+  /** The type the frozen base's layer matrices are kept in: a grpo_base16 (0 float32, 1 bfloat16, 2 float16). */
+  base16: number;
 }
 
 /** The built-in model's LoRA adapters (native/addon/lora_addon.cc): the CPU addon has them, the CUDA one does not. */

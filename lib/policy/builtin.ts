@@ -12,6 +12,7 @@ import {
   LORA_DEFAULTS, LORA_START_OPTIONS, LORA_TARGET_MODULES, loraScale, sameLoraSettings, startFromAdapter, type LoraSettings,
 } from '../options/lora.js';
 import { checkOptions, defaultsOf, kernelNaming } from '../options/schema.js';
+import { baseDtypeOf, NATIVE_BASE16, type BaseDtype } from './base-dtype.js';
 import { loadCheckpoint, saveCheckpoint, type OptimizerState } from './checkpoint.js';
 import { checkConfig, configToNative, type ModelConfig } from './config.js';
 import { IGNORE_INDEX, packBatch, repack, unpack, type PackedBatch } from './batch.js';
@@ -59,20 +60,14 @@ interface LoraState {
   settings: LoraSettings;
   seed: number;
   baseFolder: string | undefined;
-  /** The base's layer matrices kept in bfloat16 (a bfloat16 checkpoint's, widened exactly where used). */
-  baseBf16: boolean;
+  /** The type the base's layer matrices are kept in (a bf16 or f16 checkpoint's, widened exactly where used). */
+  baseDtype: BaseDtype;
 }
 
 /** grpo_lora_config of the settings: the target modules as bits in LORA_TARGET_MODULES order. */
-function nativeLora(settings: LoraSettings, seed: number, baseBf16: boolean): NativeLoraConfig {
+function nativeLora(settings: LoraSettings, seed: number, baseDtype: BaseDtype): NativeLoraConfig {
   const targets = settings.targetModules.reduce((bits, m) => bits | (1 << LORA_TARGET_MODULES.indexOf(m)), 0);
-  return { rank: settings.rank, scale: loraScale(settings), dropout: settings.dropout, targets, seed, baseBf16 };
-}
-
-/** Whether every decoder-layer matrix holds bfloat16 values (float32 bits ending in 16 zeros), as a bf16 checkpoint's do. */
-function layersAreBf16(tensors: readonly NamedTensor[]): boolean {
-  const dense = tensors.filter((t) => /^model\.layers\.\d+\.(self_attn|mlp)\.\w+_proj\.weight$/.test(t.name));
-  return dense.length > 0 && dense.every((t) => new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length).every((bits) => (bits & 0xffff) === 0));
+  return { rank: settings.rank, scale: loraScale(settings), dropout: settings.dropout, targets, seed, base16: NATIVE_BASE16[baseDtype] };
 }
 
 /** `lora` checked over LORA_DEFAULTS, errors naming `BuiltinPolicy.<fn> lora`; `from` (load's alone) must be absent or null. */
@@ -154,21 +149,21 @@ export class BuiltinPolicy implements Policy {
     }
     const target = modelBinding(`BuiltinPolicy.${fn}`, o.device);
     const policy = BuiltinPolicy.empty(config, { ...target, bf16: o.bf16Matmuls }, o.tokenizer, o.optimizer ?? {}, false);
-    if (o.lora !== undefined) policy.attachLora(loraSettings(o.lora, fn), o.seed, undefined, false);
+    if (o.lora !== undefined) policy.attachLora(loraSettings(o.lora, fn), o.seed, undefined, 'f32');
     return { policy, seed: o.seed };
   }
 
   /**
-   * Adds adapters (A from `seed`, B zero) and freezes the base, its layer matrices kept in bfloat16 with `baseBf16`
-   * (set the base's tensors afterwards: they are rounded to it); only the CPU model has adapters.
+   * Adds adapters (A from `seed`, B zero) and freezes the base, its layer matrices kept in `baseDtype` (set the
+   * base's tensors afterwards: they are rounded to it); only the CPU model has adapters.
    */
-  private attachLora(settings: LoraSettings, seed: number, baseFolder: string | undefined, baseBf16: boolean): void {
+  private attachLora(settings: LoraSettings, seed: number, baseFolder: string | undefined, baseDtype: BaseDtype): void {
     const attach = this.addon.modelLoraAttach;
     if (!attach) {
       throw new GrpoError('GRPO_UNSUPPORTED', `LoRA adapters run on the CPU model only; this policy is on "${this.device}" (create it with device: 'cpu')`);
     }
-    wrapNative(() => attach(this.live(), nativeLora(settings, seed, baseBf16)));
-    this.lora = { settings, seed, baseFolder, baseBf16 };
+    wrapNative(() => attach(this.live(), nativeLora(settings, seed, baseDtype)));
+    this.lora = { settings, seed, baseFolder, baseDtype };
   }
 
   /** A model with zero parameters on `model`'s addon. */
@@ -206,14 +201,14 @@ export class BuiltinPolicy implements Policy {
   }
 
   /**
-   * A Hugging Face folder, as full model or as the frozen base (kept in bfloat16 when it is) of the adapters `lora`
+   * A Hugging Face folder, as full model or as the frozen base (kept in bfloat16 or float16 when it is) of the adapters `lora`
    * gives for the base's config.
    */
   private static async loadBase(dir: string, options: BuiltinOptions, lora?: (config: ModelConfig) => Promise<LoadedLora>): Promise<BuiltinPolicy> {
     const loaded = await loadCheckpoint(dir);
     const adapters = await lora?.(loaded.config);
     const { policy } = BuiltinPolicy.allocate(loaded.config, { ...options, tokenizer: options.tokenizer ?? loaded.tokenizer }, 'load');
-    if (adapters) policy.attachLora(adapters.settings, adapters.seed, resolve(dir), layersAreBf16(loaded.tensors));
+    if (adapters) policy.attachLora(adapters.settings, adapters.seed, resolve(dir), baseDtypeOf(loaded.tensors));
     policy.setTensors(loaded.tensors);
     if (adapters?.tensors) policy.setAdapterTensors(adapters.tensors);
     if (!adapters && loaded.optimizer) policy.setOptimizerState(loaded.optimizer);
@@ -255,7 +250,8 @@ export class BuiltinPolicy implements Policy {
     const lora = this.lora;
     if (!lora) return undefined;
     return {
-      settings: lora.settings, baseFolder: lora.baseFolder, baseBf16: lora.baseBf16, base: () => this.baseOf(), saveBase: (dir) => this.saveBase(dir),
+      settings: lora.settings, baseFolder: lora.baseFolder, baseDtype: lora.baseDtype, baseBf16: lora.baseDtype === 'bf16',
+      base: () => this.baseOf(), saveBase: (dir) => this.saveBase(dir),
     };
   }
 
@@ -384,7 +380,7 @@ export class BuiltinPolicy implements Policy {
         copy = BuiltinPolicy.empty(this.config, target, this.tokenizer, this.optimizer, true);
         copy.setTensors(this.getTensors());
         if (this.lora) {
-          copy.attachLora(this.lora.settings, this.lora.seed, this.lora.baseFolder, this.lora.baseBf16);
+          copy.attachLora(this.lora.settings, this.lora.seed, this.lora.baseFolder, this.lora.baseDtype);
           copy.setAdapterTensors(this.getAdapterTensors());
         }
       }

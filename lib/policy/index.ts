@@ -4,6 +4,7 @@ export type {
   OptimizerStepOptions, OptimizerStepResult, StepOptions, StepResult, GenerateOptions, Generation, PolicyAdapters,
 } from './policy.js';
 export { policyStep, sftLoss } from './policy.js';
+export type { BaseDtype } from './base-dtype.js';
 export { BuiltinPolicy, OPTIMIZER_DEFAULTS, scheduledLearningRate, type BuiltinOptions, type CloneOptions, type OptimizerOptions } from './builtin.js';
 export { GENERATE_DEFAULTS } from './generate.js';
 export { configFromHf, configToHf, checkConfig, SUPPORTED_ARCHITECTURES, type ModelConfig, type RopeScaling, type SupportedArchitecture } from './config.js';

@@ -4,6 +4,7 @@
 import type { ResolvedDevice } from '../binding/index.js';
 import type { LoraSettings } from '../options/lora.js';
 import { checkOptions } from '../options/schema.js';
+import type { BaseDtype } from './base-dtype.js';
 import type { ModelConfig } from './config.js';
 import {
   callNaming, STEP_OPTIONS, type ForwardOptions, type GenerateOptions, type OptimizerStepOptions, type ScoreOptions, type StepOptions,
@@ -93,7 +94,12 @@ export interface PolicyAdapters {
   readonly settings: LoraSettings;
   /** The Hugging Face folder that saves name as the adapter's base (base_model_name_or_path); undefined until known. */
   readonly baseFolder: string | undefined;
-  /** The base's decoder-layer matrices are kept in bfloat16 (a bfloat16 checkpoint's values, widened exactly where used). */
+  /**
+   * The type the base's decoder-layer matrices are kept in: 'bf16' or 'f16' when a loaded checkpoint's values all fit
+   * it (a bfloat16 or float16 checkpoint's: half the memory, widened exactly to float32 where used), else 'f32'.
+   */
+  readonly baseDtype: BaseDtype;
+  /** @deprecated baseDtype === 'bf16'. */
   readonly baseBf16: boolean;
   /** The frozen base: this policy with its adapters switched off, sharing its memory (no second copy); the KL reference. */
   base(): Policy;

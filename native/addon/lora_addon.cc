@@ -16,10 +16,10 @@ void read_lora(Fields& f, grpo_lora_config& c) {
   c.dropout = f.f32("dropout");
   c.targets = static_cast<uint32_t>(f.integer("targets"));
   c.seed = static_cast<uint64_t>(f.integer("seed"));
-  c.base_bf16 = f.boolean("baseBf16");
+  c.base16 = static_cast<int32_t>(f.integer("base16"));
 }
 
-// (model, { rank, scale, dropout, targets, seed, baseBf16 })
+// (model, { rank, scale, dropout, targets, seed, base16 }): base16 a grpo_base16
 Napi::Value attach(const Napi::CallbackInfo& info) {
   const auto c = read_struct<grpo_lora_config>(info[1], "lora", read_lora);
   check(info.Env(), grpo_model_lora_attach(model_arg(info).get(), &c));

@@ -2,7 +2,6 @@
 
 #include "gemm/gemm.h"
 #include "gemm/gemm_bf16.h"
-#include "runtime/bf16.h"
 #include "runtime/thread_pool.h"
 
 namespace grpo::model {
@@ -15,17 +14,15 @@ thread_local std::vector<float> widen_scratch;
 }  // namespace
 
 const float* widened(const Weight& w, int64_t n, std::vector<float>& scratch) {
-  if (!w.bf16) return w.f32;
+  if (!w.bits16) return w.f32;
   scratch.resize(static_cast<size_t>(n));
-  parallel_for(n, 65536, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) scratch[i] = bf16::widen(w.bf16[i]);
-  });
+  parallel_for(n, 65536, [&](int64_t begin, int64_t end) { widen16(w.dtype16, w.bits16 + begin, end - begin, scratch.data() + begin); });
   return scratch.data();
 }
 
 Weight dense_weight(const LayerTensors& w, LoraModule m) {
   const float* f32[kLoraModules] = {w.wq, w.wk, w.wv, w.wo, w.w_gate, w.w_up, w.w_down};
-  return {f32[m], w.dense16[m]};
+  return {f32[m], w.dense16[m], w.dtype16};
 }
 
 void linear_forward(const float* x, Weight weight, const float* b, int64_t T, int64_t in, int64_t out, float* y, bool bf16,

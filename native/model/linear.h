@@ -15,19 +15,20 @@ struct PackedB;
 
 namespace grpo::model {
 
-// A dense weight as a product reads it: float32, or the bfloat16 bits of a frozen base kept in 16 bits, widened
-// (exactly) to float32 where it is used. Implicit from a float pointer: float32 call sites read as before.
+// A dense weight as a product reads it: float32, or the bfloat16 or float16 bits of a frozen base kept in 16 bits,
+// widened (exactly) to float32 where it is used. Implicit from a float pointer: float32 call sites read as before.
 struct Weight {
   const float* f32 = nullptr;
-  const uint16_t* bf16 = nullptr;
+  const uint16_t* bits16 = nullptr;
+  Dtype16 dtype16 = Dtype16::bf16;
   Weight(const float* w) : f32(w) {}  // NOLINT(google-explicit-constructor): float32 weights pass as they are
-  Weight(const float* w, const uint16_t* b) : f32(w), bf16(b) {}
+  Weight(const float* w, const uint16_t* bits, Dtype16 dtype) : f32(w), bits16(bits), dtype16(dtype) {}
 };
 
-// The weight's n floats: f32 itself, or bf16 widened into `scratch`.
+// The weight's n floats: f32 itself, or bits16 widened into `scratch`.
 const float* widened(const Weight& w, int64_t n, std::vector<float>& scratch);
 
-// Module m's weight in a layer: float32, or kept in bfloat16.
+// Module m's weight in a layer: float32, or kept in 16 bits.
 Weight dense_weight(const LayerTensors& w, LoraModule m);
 
 // y [T, out] = x [T, in] · Wᵀ + b (b may be null); with `packed` (W packed by pack_b), the same bits without packing W.

@@ -6,7 +6,7 @@
 #include "grpo/logprob.h"
 #include "logprob/linear_logprob.h"
 #include "rmsnorm.h"
-#include "runtime/bf16.h"
+#include "runtime/dtype16.h"
 #include "runtime/error.h"
 #include "runtime/thread_pool.h"
 
@@ -144,7 +144,8 @@ Model::Model(const Config& c) : config(c), layout(make_layout(c)), rope(make_rop
   bind_params();
 }
 
-Model::Model(const Model& o) : config(o.config), layout(o.layout), rope(o.rope), params(o.params), base16(o.base16) {
+Model::Model(const Model& o)
+    : config(o.config), layout(o.layout), rope(o.rope), params(o.params), base16(o.base16), base16_dtype(o.base16_dtype) {
   bind_params();
   if (!o.lora) return;
   lora = std::make_unique<Lora>(*o.lora);
@@ -164,24 +165,24 @@ void Model::bind_params() {
       const TensorSlot* s = layout.find(prefix + names[m] + ".weight");
       p.layers[l].dense16[m] = s->offset16 >= 0 ? base16.data() + s->offset16 : nullptr;
     }
+    p.layers[l].dtype16 = base16_dtype;
   }
 }
 
-void Model::keep_dense_in_bf16() {
+void Model::keep_dense_in_16_bits(Dtype16 dtype) {
   if (!base16.empty()) return;
-  // the layers' matrices, not the embeddings or the LM head
-  const auto dense = [](const TensorSlot& s) { return s.matrix && s.name.rfind("model.layers.", 0) == 0; };
+  base16_dtype = dtype;
   int64_t total16 = 0;
-  for (const TensorSlot& s : layout.slots) total16 += dense(s) ? s.size() : 0;
+  for (const TensorSlot& s : layout.slots) total16 += dense_layer_matrix(s) ? s.size() : 0;
   std::vector<float> kept(static_cast<size_t>(layout.total - total16));
   base16.resize(static_cast<size_t>(total16));
   int64_t at16 = 0, at32 = 0;
   for (TensorSlot& s : layout.slots) {
     const float* values = params.data() + s.offset;
-    if (dense(s)) {
+    if (dense_layer_matrix(s)) {
       s.offset16 = at16;
       parallel_for(s.size(), 65536, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) base16[s.offset16 + i] = bf16::round(values[i]);
+        for (int64_t i = begin; i < end; ++i) base16[s.offset16 + i] = round16(dtype, values[i]);
       });
       at16 += s.size();
     } else {

@@ -55,7 +55,8 @@ struct Model {
   RopeTable rope;
   std::vector<float> params, grads, adam_m, adam_v;  // each [layout.total] (grads, moments allocated on first use)
   int64_t step = 0;
-  std::vector<uint16_t> base16;  // the slots with offset16 >= 0: a frozen LoRA base's dense matrices in bfloat16
+  std::vector<uint16_t> base16;  // the slots with offset16 >= 0: a frozen LoRA base's dense matrices in 16 bits
+  Dtype16 base16_dtype = Dtype16::bf16;  // what base16 holds (when not empty)
   ModelTensors p{}, g{};  // g: null pointers (frozen) under LoRA
   std::unique_ptr<Lora> lora;  // adapters (then they alone train), or null
   TrainState train;
@@ -65,9 +66,11 @@ struct Model {
   Model(const Model& other);  // parameters (and adapters) only
   void ensure_grads();  // the base's gradient buffers, or under LoRA null pointers for every base tensor
   void bind_params();   // p from layout, params and base16
-  // Moves the dense matrices (q/k/v/o/gate/up/down of every layer) out of params into base16, rounded to bfloat16
-  // (lossless for a checkpoint stored in bfloat16): a frozen LoRA base in half the memory.
-  void keep_dense_in_bf16();
+  // Moves the dense matrices (q/k/v/o/gate/up/down of every layer) out of params into base16, rounded to `dtype`
+  // (lossless for a checkpoint stored in that dtype): a frozen LoRA base in half the memory.
+  void keep_dense_in_16_bits(Dtype16 dtype);
+  // The slots keep_dense_in_16_bits moves: the layers' matrices, not the embeddings or the LM head.
+  static bool dense_layer_matrix(const TensorSlot& s) { return s.matrix && s.name.rfind("model.layers.", 0) == 0; }
   void release_work() { work = Workspace{}; }
 };
 

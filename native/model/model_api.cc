@@ -1,6 +1,7 @@
 // The C ABI of the built-in model (grpo/model.h): argument checks, then the C++ model.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "adamw.h"
 #include "generate.h"
@@ -8,7 +9,7 @@
 #include "linear.h"
 #include "model.h"
 #include "model_api_checks.h"
-#include "runtime/bf16.h"
+#include "runtime/dtype16.h"
 #include "runtime/error.h"
 
 struct grpo_model {
@@ -19,10 +20,10 @@ namespace {
 
 using grpo::model::need;
 
-// Where the named tensor lives: a base parameter in float32 (or in bfloat16, a frozen base), or an adapter's A or B.
+// Where the named tensor lives: a base parameter in float32 (or in 16 bits, a frozen base), or an adapter's A or B.
 struct TensorData {
   float* f32;
-  uint16_t* bf16;
+  uint16_t* bits16;
 };
 
 TensorData tensor_data(grpo_model* model, const char* name, int64_t numel) {
@@ -33,6 +34,29 @@ TensorData tensor_data(grpo_model* model, const char* name, int64_t numel) {
   const auto& slot = grpo::model::slot_of(m.layout, name, numel);
   if (slot.offset16 >= 0) return {nullptr, m.base16.data() + slot.offset16};
   return {m.params.data() + slot.offset, nullptr};
+}
+
+// The 16-bit type of grpo_lora_config.base16, or false for GRPO_BASE16_NONE.
+bool base16_dtype(int32_t base16, grpo::Dtype16* dtype) {
+  if (base16 == GRPO_BASE16_NONE) return false;
+  if (base16 != GRPO_BASE16_BF16 && base16 != GRPO_BASE16_F16)
+    grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "base16 must be GRPO_BASE16_NONE, GRPO_BASE16_BF16 or GRPO_BASE16_F16 (got %d)", base16);
+  *dtype = base16 == GRPO_BASE16_BF16 ? grpo::Dtype16::bf16 : grpo::Dtype16::f16;
+  return true;
+}
+
+// GRPO_ERR_VALUE_RANGE where a value of the tensor rounds to Infinity in `dtype` (beyond float16's ±65504).
+void check_fits16(grpo::Dtype16 dtype, const std::string& name, const float* values, int64_t numel) {
+  for (int64_t i = 0; i < numel; ++i)
+    if (!grpo::finite16(dtype, grpo::round16(dtype, values[i])))
+      grpo::fail(GRPO_ERR_VALUE_RANGE, "tensor \"%s\" element %lld (%g) is beyond the %s range of the frozen base", name.c_str(),
+                 static_cast<long long>(i), static_cast<double>(values[i]), grpo::dtype16_name(dtype));
+}
+
+// bits[0, numel) = values rounded to `dtype`; refused, nothing written, where one does not fit.
+void set_bits16(grpo::Dtype16 dtype, const char* name, const float* values, int64_t numel, uint16_t* bits) {
+  check_fits16(dtype, name, values, numel);
+  for (int64_t i = 0; i < numel; ++i) bits[i] = grpo::round16(dtype, values[i]);
 }
 
 grpo::model::Lora& lora_of(grpo_model* model) {
@@ -59,7 +83,8 @@ grpo_status grpo_model_init(grpo_model* model, uint64_t seed) {
   return grpo::guarded([&] {
     need(model, "model");
     if (!model->impl.base16.empty())
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the frozen base keeps its matrices in bfloat16 (base_bf16): set its tensors instead");
+      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the frozen base keeps its matrices in %s (base16): set its tensors instead",
+                 grpo::dtype16_name(model->impl.base16_dtype));
     grpo::model::init_parameters(model->impl.layout, seed, model->impl.params.data());
   });
 }
@@ -94,7 +119,7 @@ grpo_status grpo_model_get_tensor(const grpo_model* model, const char* name, flo
     const TensorData data = tensor_data(const_cast<grpo_model*>(model), name, numel);
     need(out, "out");
     if (data.f32) std::memcpy(out, data.f32, sizeof(float) * numel);
-    else for (int64_t i = 0; i < numel; ++i) out[i] = grpo::bf16::widen(data.bf16[i]);
+    else for (int64_t i = 0; i < numel; ++i) out[i] = grpo::widen16(model->impl.base16_dtype, data.bits16[i]);
   });
 }
 
@@ -103,7 +128,7 @@ grpo_status grpo_model_set_tensor(grpo_model* model, const char* name, const flo
     const TensorData data = tensor_data(model, name, numel);
     grpo::model::check_tensor_values(name, values, numel);
     if (data.f32) std::memcpy(data.f32, values, sizeof(float) * numel);
-    else for (int64_t i = 0; i < numel; ++i) data.bf16[i] = grpo::bf16::round(values[i]);
+    else set_bits16(model->impl.base16_dtype, name, values, numel, data.bits16);
   });
 }
 
@@ -205,8 +230,15 @@ grpo_status grpo_model_lora_attach(grpo_model* model, const grpo_lora_config* co
     need(config, "config");
     auto& m = model->impl;
     if (m.lora) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "the model already has LoRA adapters");
-    m.lora = std::make_unique<grpo::model::Lora>(grpo::model::make_lora(m.config, *config));
-    if (config->base_bf16) m.keep_dense_in_bf16();
+    grpo::Dtype16 dtype;
+    const bool keep16 = base16_dtype(config->base16, &dtype);
+    auto lora = std::make_unique<grpo::model::Lora>(grpo::model::make_lora(m.config, *config));
+    if (keep16) {  // checked first: a refused attach leaves the model as it was
+      for (const auto& s : m.layout.slots)
+        if (grpo::model::Model::dense_layer_matrix(s)) check_fits16(dtype, s.name, m.params.data() + s.offset, s.size());
+      m.keep_dense_in_16_bits(dtype);
+    }
+    m.lora = std::move(lora);
     // the base is frozen from now on: its gradients and moments go
     for (auto* buffer : {&m.grads, &m.adam_m, &m.adam_v}) std::vector<float>().swap(*buffer);
     m.g = {};

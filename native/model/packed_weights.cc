@@ -6,7 +6,7 @@ namespace grpo::model {
 
 namespace {
 
-// W [out, in] as the B operand of x · Wᵀ (a bfloat16 W widened first)
+// W [out, in] as the B operand of x · Wᵀ (a 16-bit W widened first)
 PackedB pack(const Weight& W, int64_t out, int64_t in) {
   std::vector<float> scratch;
   return pack_b(true, out, in, widened(W, out * in, scratch), in);

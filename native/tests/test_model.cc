@@ -8,6 +8,7 @@
 #include "check.h"
 #include "grpo/model.h"
 #include "runtime/bf16.h"
+#include "runtime/f16.h"
 
 namespace {
 
@@ -217,7 +218,7 @@ void lora_is_checked() {
   // a base kept in bfloat16: the same parameter count and tensors (rounded), and no re-initialisation
   m = randomised(tiny(false, true));
   const int64_t P = grpo_model_num_parameters(m);
-  const grpo_lora_config half{2, 2.0f, 0.0f, GRPO_LORA_V, 1, 1};
+  const grpo_lora_config half{2, 2.0f, 0.0f, GRPO_LORA_V, 1, GRPO_BASE16_BF16};
   CHECK(grpo_model_lora_attach(m, &half) == GRPO_OK);
   CHECK(grpo_model_num_parameters(m) == P);
   std::vector<float> w(8 * 8), rounded(8 * 8);
@@ -227,6 +228,30 @@ void lora_is_checked() {
   CHECK(grpo_model_get_tensor(m, "model.layers.0.self_attn.q_proj.weight", rounded.data(), 64) == GRPO_OK);
   for (size_t i = 0; i < w.size(); ++i) CHECK(rounded[i] == grpo::bf16::round_float(w[i]));
   CHECK(grpo_model_init(m, 3) == GRPO_ERR_INVALID_ARGUMENT);
+  grpo_model_destroy(m);
+  // in float16: rounded to it, and a value beyond its range refused (the tensor left as it was)
+  m = randomised(tiny(false, true));
+  const grpo_lora_config f16{2, 2.0f, 0.0f, GRPO_LORA_V, 1, GRPO_BASE16_F16};
+  CHECK(grpo_model_lora_attach(m, &f16) == GRPO_OK);
+  CHECK(grpo_model_num_parameters(m) == P);
+  CHECK(grpo_model_set_tensor(m, "model.layers.0.self_attn.q_proj.weight", w.data(), 64) == GRPO_OK);
+  CHECK(grpo_model_get_tensor(m, "model.layers.0.self_attn.q_proj.weight", rounded.data(), 64) == GRPO_OK);
+  for (size_t i = 0; i < w.size(); ++i) CHECK(rounded[i] == grpo::f16::widen(grpo::f16::round(w[i])));
+  std::vector<float> huge = w;
+  huge[9] = 65520.0f;
+  CHECK(grpo_model_set_tensor(m, "model.layers.0.self_attn.q_proj.weight", huge.data(), 64) == GRPO_ERR_VALUE_RANGE);
+  std::vector<float> after(64);
+  CHECK(grpo_model_get_tensor(m, "model.layers.0.self_attn.q_proj.weight", after.data(), 64) == GRPO_OK);
+  CHECK(after == rounded);
+  grpo_model_destroy(m);
+  // refused attaches leave the model without adapters: an unnamed base16, a float32 value float16 cannot hold
+  m = randomised(tiny(false, true));
+  const grpo_lora_config unnamed{2, 2.0f, 0.0f, GRPO_LORA_V, 1, 3};
+  CHECK(grpo_model_lora_attach(m, &unnamed) == GRPO_ERR_INVALID_ARGUMENT);
+  CHECK(grpo_model_set_tensor(m, "model.layers.1.mlp.up_proj.weight", std::vector<float>(12 * 8, 7e4f).data(), 12 * 8) == GRPO_OK);
+  CHECK(grpo_model_lora_attach(m, &f16) == GRPO_ERR_VALUE_RANGE);
+  CHECK(grpo_model_lora_num_parameters(m) == 0);
+  CHECK(grpo_model_lora_attach(m, &half) == GRPO_OK);  // bfloat16 holds 7e4
   grpo_model_destroy(m);
 }
 

@@ -107,15 +107,25 @@ typedef enum grpo_lora_module {
   GRPO_LORA_Q = 1, GRPO_LORA_K = 2, GRPO_LORA_V = 4, GRPO_LORA_O = 8, GRPO_LORA_GATE = 16, GRPO_LORA_UP = 32, GRPO_LORA_DOWN = 64
 } grpo_lora_module;
 
+/* The type a frozen base keeps its decoder-layer matrices in (grpo_lora_config.base16). */
+typedef enum grpo_base16 {
+  GRPO_BASE16_NONE = 0, /* float32 */
+  GRPO_BASE16_BF16 = 1, /* bfloat16 */
+  GRPO_BASE16_F16 = 2   /* IEEE float16 (ABI 1.4) */
+} grpo_base16;
+
 typedef struct grpo_lora_config {
   int64_t rank;     /* r >= 1 */
   float scale;      /* the factor on B·A: lora_alpha / r (or lora_alpha / sqrt(r) for rsLoRA), > 0 */
   float dropout;    /* probability in [0, 1) of zeroing an adapter input element in a training score */
   uint32_t targets; /* grpo_lora_module bits, at least one */
   uint64_t seed;    /* keys A's initialisation and the dropout masks */
-  int32_t base_bf16; /* boolean: keep the frozen base's decoder-layer matrices (q/k/v/o/gate/up/down) in bfloat16, rounded
-                      * to nearest even (lossless for a checkpoint stored in bfloat16) and widened exactly to float32 where
-                      * each product uses them: the same results in half their memory. grpo_model_init is then refused. */
+  int32_t base16;   /* grpo_base16: keep the frozen base's decoder-layer matrices (q/k/v/o/gate/up/down) in bfloat16 or
+                     * float16, rounded to nearest even (lossless for a checkpoint stored in that type) and widened exactly
+                     * to float32 where each product uses them: the same results in half their memory. grpo_model_init is
+                     * then refused, and so is a tensor value beyond the type's range (GRPO_ERR_VALUE_RANGE: in
+                     * set_tensor, or in the attach itself, which then leaves the model without adapters). Named
+                     * base_bf16 (0 or 1) before ABI 1.4: same offset, same values. */
 } grpo_lora_config;
 
 /* Adds adapters: every target module's y = x·W^T + b becomes y + scale · dropout(x)·A^T·B^T, with A [r, in] drawn
