@@ -148,8 +148,9 @@ const theirsToOurs = [];
 for (const c of written.cases) theirsToOurs.push(await checkTheirs(c));
 if (args.includes('--write-fixture')) {
   const fixture = join(HERE, '..', 'test', 'fixtures', 'peft-real'), from = join(root, 'qwen2');
-  mkdirSync(fixture, { recursive: true });
-  for (const entry of ['base', 'adapter', 'peft-merged.safetensors', 'expected.json']) cpSync(join(from, entry), join(fixture, entry), { recursive: true });
+  mkdirSync(join(fixture, 'adapter'), { recursive: true });
+  const entries = ['base', 'adapter/adapter_config.json', 'adapter/adapter_model.safetensors', 'peft-merged.safetensors', 'expected.json'];
+  for (const entry of entries) cpSync(join(from, entry), join(fixture, entry), { recursive: true });
 }
 console.log(JSON.stringify({ versions: read.versions, tolerances: { logit: LOGIT_TOLERANCE, weight: WEIGHT_TOLERANCE }, oursToTheirs, theirsToOurs, failures }, null, 2));
 if (!args.includes('--keep')) rmSync(root, { recursive: true, force: true });
