@@ -112,6 +112,9 @@ const PEFT_FIELDS: Record<keyof LoraSettings, string> = { rank: 'r', alpha: 'lor
 const PLAIN_VALUES: Record<string, readonly unknown[]> = {
   bias: ['none'], fan_in_fan_out: [false, null], use_dora: [false, null], lora_bias: [false, null], use_qalora: [false, null],
   modules_to_save: [null], layers_to_transform: [null], layer_replication: [null], target_parameters: [null], exclude_modules: [null],
+  // peft 0.21's LoRA variants and extras that change what the adapted model computes (aLoRA, Arrow routing, KaSA,
+  // MonteCLoRA, BD-LoRA, trainable embedding tokens)
+  alora_invocation_tokens: [null], arrow_config: [null], kasa_config: [null], monteclora_config: [null], use_bdlora: [null], trainable_token_indices: [null],
 };
 
 const isEmpty = (v: unknown) => v == null || (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.keys(v as object).length === 0);
