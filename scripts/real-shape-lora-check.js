@@ -71,7 +71,8 @@ function grpo(dir, name, args) {
   });
   writeFileSync(log, `${child.stdout}${child.stderr}`);
   const status = child.status ?? `signal ${child.signal}`;
-  if (status !== 0) console.error(`grpo ${args[0]} exited ${status}; its last output:\n${child.stderr.slice(-2000)}`);
+  const oom = child.signal === 'SIGKILL' ? ' (killed: out of memory? the train child peaks near 10 bytes per parameter)' : '';
+  if (status !== 0) console.error(`grpo ${args[0]} exited ${status}${oom}; its last output:\n${child.stderr.slice(-2000)}`);
   const peakRssMiB = existsSync(usage) ? Number(readFileSync(usage, 'utf8')) / 1024 : null;
   return { status, wallSeconds: seconds(started), peakRssMiB };
 }
