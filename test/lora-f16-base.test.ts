@@ -13,6 +13,7 @@ import { loadCheckpoint, saveCheckpoint } from '../lib/policy/checkpoint.js';
 import { mergeAdapter } from '../lib/policy/lora-merge.js';
 import type { SequenceBatch } from '../lib/policy/policy.js';
 import { readSafetensors, toFloat32, writeModelWeights, type NamedTensor } from '../lib/policy/safetensors.js';
+import { expectSameAsFloat32Base } from './helpers/base16.js';
 import { expectClose } from './helpers/close.js';
 import { codeOf } from './helpers/errors.js';
 import { randomInts, randomNormal } from './helpers/random.js';
@@ -49,18 +50,7 @@ describe('a float16 checkpoint\'s frozen base kept in float16', () => {
     wide.setTensors(tensors);
     expect([kept.adapters!.baseDtype, wide.adapters!.baseDtype, kept.adapters!.baseBf16]).toEqual(['f16', 'f32', false]);
     expect(bitsOf(kept.getTensors())).toEqual(bitsOf(wide.getTensors()));
-    for (let s = 0; s < 2; s++) {
-      for (const p of [kept, wide]) {
-        const f = await p.forward(batch);
-        await p.backward(f.handle, { gradLogp: weights });
-        await p.optimizerStep();
-      }
-      expect(kept.getAdapterTensors()).toEqual(wide.getAdapterTensors());
-    }
-    expect((await kept.score(batch)).logp).toEqual((await wide.score(batch)).logp);
-    expect((await kept.adapters!.base().score(batch)).logp).toEqual((await wide.adapters!.base().score(batch)).logp);
-    const gen = { maxNewTokens: 8, seed: 2 };
-    expect(await kept.generate(batch.prompts, gen)).toEqual(await wide.generate(batch.prompts, gen));
+    await expectSameAsFloat32Base(kept, wide, batch, weights);
     const copy = await kept.clone();
     expect(copy.adapters!.baseDtype).toBe('f16');
     expect((await copy.score(batch)).logp).toEqual((await wide.score(batch)).logp);
