@@ -1,0 +1,67 @@
+// generate in row chunks (maxRows): every row gets bitwise what one call over all rows gives it, for sampled,
+// penalised, masked, per-row and greedy settings on 1 and 2 threads; bad maxRows values are typed errors.
+import { afterEach, describe, expect, it } from 'vitest';
+import { BuiltinPolicy } from '../lib/policy/builtin.js';
+import type { ModelConfig } from '../lib/policy/config.js';
+import type { GenerateOptions, Generation } from '../lib/policy/policy.js';
+import { setThreads } from '../lib/runtime.js';
+import { randomInts } from './helpers/random.js';
+
+const tiny: ModelConfig = {
+  vocabSize: 37, hiddenSize: 32, intermediateSize: 48, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 8,
+  maxPositions: 64, rmsNormEps: 1e-6, ropeTheta: 10000, tieEmbeddings: false, attentionBias: true, architecture: 'Qwen2ForCausalLM',
+};
+
+// 7 rows (not a multiple of 3), prompts of different lengths
+const prompts = Array.from({ length: 7 }, (_, i) => randomInts(1 + ((i * 5) % 9), 37, 40 + i));
+
+const allowed = prompts.map((_, i) => [i, i + 1, i + 2, 20 + i, 36]);
+const settings: Record<string, GenerateOptions> = {
+  'temperature 1 with top-p': { maxNewTokens: 10, temperature: 1, topP: 0.8, seed: 11 },
+  'repetition and presence penalties over the history': { maxNewTokens: 12, temperature: 0.9, repetitionPenalty: 1.3, presencePenalty: 0.5, seed: 4 },
+  'per-row temperatures, allow lists and a stop token': {
+    maxNewTokens: 9, seed: 7, stopTokens: [36], temperature: Float32Array.from(prompts, (_, i) => 0.5 + i / 4),
+    allow: { ids: Int32Array.from(allowed.flat()), offsets: Int32Array.from(allowed.map((_, i) => 5 * i).concat(35)) },
+  },
+  greedy: { maxNewTokens: 10, temperature: 0 },
+};
+
+function bits(out: Generation[]) {
+  return out.map((g) => ({
+    tokens: Array.from(g.tokens), logp: Array.from(new Uint32Array(g.logp.buffer, g.logp.byteOffset, g.logp.length)), truncated: g.truncated,
+  }));
+}
+
+afterEach(() => setThreads(0));
+
+describe('generate maxRows', () => {
+  for (const threads of [1, 2]) {
+    for (const [name, options] of Object.entries(settings)) {
+      it(`${name}: maxRows 1, 3 and all equal one call bitwise (${threads} thread${threads > 1 ? 's' : ''})`, async () => {
+        setThreads(threads);
+        const policy = BuiltinPolicy.create(tiny, { seed: 5 });
+        const whole = bits(await policy.generate(prompts, options));
+        expect(new Set(whole.map((g) => g.tokens.join())).size).toBeGreaterThan(1);
+        for (const maxRows of [1, 3, 7, 100]) expect(bits(await policy.generate(prompts, { ...options, maxRows }))).toEqual(whole);
+      });
+    }
+  }
+
+  it('a chunk draws as its rows of the whole batch, not as a batch of its own', async () => {
+    const policy = BuiltinPolicy.create(tiny, { seed: 5 });
+    const same = Array.from({ length: 4 }, () => prompts[2]);
+    const options = { maxNewTokens: 10, temperature: 1, seed: 3 };
+    const whole = bits(await policy.generate(same, options));
+    const alone = bits(await policy.generate(same.slice(0, 1), options));
+    expect(bits(await policy.generate(same, { ...options, maxRows: 1 }))).toEqual(whole);
+    expect(whole.slice(1).some((g) => g.tokens.join() !== alone[0].tokens.join())).toBe(true);
+  });
+
+  it('maxRows must be a non-negative integer', async () => {
+    const policy = BuiltinPolicy.create(tiny, { seed: 5 });
+    await expect(policy.generate(prompts, { maxNewTokens: 2, maxRows: -1 })).rejects.toMatchObject({ code: 'GRPO_VALUE_RANGE' });
+    for (const maxRows of [1.5, Number.NaN, '2' as unknown as number]) {
+      await expect(policy.generate(prompts, { maxNewTokens: 2, maxRows })).rejects.toMatchObject({ code: 'GRPO_INVALID_ARGUMENT' });
+    }
+  });
+});
