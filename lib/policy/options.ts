@@ -36,12 +36,14 @@ export const GENERATE_BATCH_OPTIONS = {
 
 const { history: _history, step: _step, ...GENERATE_SAMPLER_OPTIONS } = SAMPLING_OPTIONS;
 
-/** Every option of generate: the sampler's (but its history and step, which decoding sets), the stopping rules and the
- * row chunking. */
-export const GENERATE_OPTIONS = { ...GENERATE_SAMPLER_OPTIONS, ...GENERATE_STOP_OPTIONS, ...GENERATE_BATCH_OPTIONS };
+/** The options generate adds to the sampler's: the stopping rules and the row chunking (docs/policy.md's table). */
+export const GENERATE_OWN_OPTIONS = { ...GENERATE_STOP_OPTIONS, ...GENERATE_BATCH_OPTIONS };
+
+/** Every option of generate: the sampler's (but its history and step, which decoding sets) and its own. */
+export const GENERATE_OPTIONS = { ...GENERATE_SAMPLER_OPTIONS, ...GENERATE_OWN_OPTIONS };
 
 export type GenerateOptions = opt.OptionsOf<typeof GENERATE_OPTIONS>;
-export const GENERATE_DEFAULTS = opt.defaultsOf({ ...GENERATE_STOP_OPTIONS, ...GENERATE_BATCH_OPTIONS });
+export const GENERATE_DEFAULTS = opt.defaultsOf(GENERATE_OWN_OPTIONS);
 
 /** Error names of a policy call's options: `score temperature`, `score options`. */
 export function callNaming(call: string): opt.Naming {
