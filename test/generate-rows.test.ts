@@ -1,11 +1,16 @@
 // generate in row chunks (maxRows): every row gets bitwise what one call over all rows gives it, for sampled,
-// penalised, masked, per-row and greedy settings on 1 and 2 threads; bad maxRows values are typed errors.
+// penalised, masked, per-row and greedy settings on 1 and 2 threads; bad maxRows values are typed errors; a trainer
+// step and an evaluation with generation.maxRows equal those without.
 import { afterEach, describe, expect, it } from 'vitest';
 import { BuiltinPolicy } from '../lib/policy/builtin.js';
 import type { ModelConfig } from '../lib/policy/config.js';
 import type { GenerateOptions, Generation } from '../lib/policy/policy.js';
 import { setThreads } from '../lib/runtime.js';
+import { trainStep } from '../lib/trainer/loop.js';
+import { resolveConfig } from '../lib/trainer/recipes.js';
+import { createTask } from '../lib/trainer/tasks.js';
 import { randomInts } from './helpers/random.js';
+import { tinyConfig, tinyMoviesDir, tinyTokenizer } from './helpers/trainer.js';
 
 const tiny: ModelConfig = {
   vocabSize: 37, hiddenSize: 32, intermediateSize: 48, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 8,
@@ -65,3 +70,32 @@ describe('generate maxRows', () => {
     }
   });
 });
+
+describe('config "generation.maxRows" in the trainer', () => {
+  it('the rollout and the evaluation generate maxRows rows per call; the step\'s metrics and parameters and the evaluation equal those of one call', async () => {
+    const moviesDir = tinyMoviesDir([1, 2, 3], 1);
+    const runs = [];
+    for (const maxRows of [0, 4]) {
+      const config = resolveConfig({
+        recipe: 'remark', groups: 2, candidates: 3, learningRate: 1e-2, generation: { maxNewTokens: 12, maxRows },
+        rewards: { ranks: 3, catalog: 'none' }, data: { moviesDir },
+      });
+      const policy = BuiltinPolicy.create({ ...tinyConfig(tinyTokenizer().vocabSize), numLayers: 2 }, { seed: 1, tokenizer: tinyTokenizer() });
+      const calls: (number | undefined)[] = [];
+      const generate = policy.generate.bind(policy);
+      policy.generate = (prompts, options) => (calls.push(options?.maxRows), generate(prompts, options));
+      const task = createTask(config, policy.tokenizer!);
+      const record = await trainStep({ config, policy, reference: await policy.clone(), task, lossOptions: config.loss }, 0, 0);
+      const evaluation = await task.evaluate(policy, 'validation', 3);
+      runs.push({ record: withoutTimes(record), evaluation, tensors: policy.getTensors().map((t) => Array.from(new Uint32Array(t.data.buffer))) });
+      expect(calls).toEqual([maxRows, maxRows]);
+      policy.dispose();
+    }
+    expect(runs[1]).toEqual(runs[0]);
+  });
+});
+
+/** A step record without its wall-clock fields (StepRecord: everything else is a function of config, seed and step). */
+function withoutTimes({ time: _time, elapsed: _elapsed, ...rest }: { time: unknown; elapsed: unknown }): object {
+  return rest;
+}
