@@ -141,7 +141,7 @@ function generate(binding: ModelBinding, model: ModelHandle, temperature: number
   const truncated = new Uint8Array(rows);
   const sampling = {
     temperature: Float32Array.from(temperature), topK: null, topP: Float32Array.from([0.95, 0.95, 0.95]), minP: null, repetitionPenalty: null,
-    presencePenalty: null, frequencyPenalty: null, allow: null, history: null, historyOffsets: null, seedLo: 1234, seedHi: 0, stepLo: 0, stepHi: 0,
+    presencePenalty: null, frequencyPenalty: null, allow: null, history: null, historyOffsets: null, seedLo: 1234, seedHi: 0, stepLo: 0, stepHi: 0, firstRow: 0,
   };
   binding.modelGenerate(model, PROMPTS, PROMPT_OFFSETS, { maxNewTokens: maxNew, stopTokens: Int32Array.from(stop), sampling }, tokens, logp,
     lengths, truncated, false);
