@@ -13,7 +13,7 @@ import { fixed, peakRssMb, rssMb } from './timing.js';
 
 const VOCAB = 1024; // the demo's BPE
 const BUDGETS = [0, 16384, 4096, 1024];
-const MAX_ROWS = [0, 32, 8];
+const MAX_ROWS = [0, 64, 32, 16, 8];
 
 /** G × S sequences: each group's prompt shared, completions of `completion` tokens; a signal of ±1 advantages. */
 function updateBatch(groups, candidates, prompt, completion) {
