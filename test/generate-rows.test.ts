@@ -8,6 +8,7 @@ import type { GenerateOptions, Generation } from '../lib/policy/policy.js';
 import { setThreads } from '../lib/runtime.js';
 import { trainStep } from '../lib/trainer/loop.js';
 import { resolveConfig } from '../lib/trainer/recipes.js';
+import { resumeConfig } from '../lib/trainer/resume.js';
 import { createTask } from '../lib/trainer/tasks.js';
 import { randomInts } from './helpers/random.js';
 import { tinyConfig, tinyMoviesDir, tinyTokenizer } from './helpers/trainer.js';
@@ -92,6 +93,17 @@ describe('config "generation.maxRows" in the trainer', () => {
       policy.dispose();
     }
     expect(runs[1]).toEqual(runs[0]);
+  });
+});
+
+describe('config "generation.maxRows": checks and resume', () => {
+  it('is a non-negative integer, may change on resume (no bit changes), while the sampler\'s options may not', () => {
+    const input = { recipe: 'remark' as const, rewards: { catalog: 'none' as const }, data: { moviesDir: tinyMoviesDir([1], 1) } };
+    expect(() => resolveConfig({ ...input, generation: { maxRows: -2 } })).toThrow(expect.objectContaining({ code: 'GRPO_VALUE_RANGE' }));
+    const saved = resolveConfig(input);
+    expect(saved.generation.maxRows).toBe(0);
+    expect(resumeConfig(saved, { generation: { maxRows: 8 } }).generation.maxRows).toBe(8);
+    expect(() => resumeConfig(saved, { generation: { topK: 3 } })).toThrow(expect.objectContaining({ code: 'GRPO_INVALID_ARGUMENT' }));
   });
 });
 

@@ -31,7 +31,7 @@ export const GENERATE_STOP_OPTIONS = {
 export const GENERATE_BATCH_OPTIONS = {
   maxRows: opt.integer(0, 'Rows (prompts) per native generate call, run one after another; 0 = all in one call. Every row gets '
     + 'the same tokens and log-probs as in one call (a row draws with its index in the whole batch), while the KV cache holds '
-    + 'only maxRows rows (docs/trainer.md, "Memory: micro-batches").', 0),
+    + 'only maxRows rows (docs/trainer.md, "Generation in row chunks").', 0),
 };
 
 const { history: _history, step: _step, ...GENERATE_SAMPLER_OPTIONS } = SAMPLING_OPTIONS;
