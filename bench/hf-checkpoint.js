@@ -74,7 +74,7 @@ function explain(label, m, at, target) {
   console.log(`    state ${gib(m.stateBytes)} × ${fixed(e.byParameters, 3)} (parameters) = ${gib(e.stateBytes)}`
     + `; activations ${fixed(m.activationBytesPerToken / 1024, 1)} KiB/token × ${fixed(e.activationScale, 3)} (hidden × layers) × ${Math.round(at.runTokens)} tokens = ${gib(e.activationBytes)}`);
   console.log(`    generation: rest ${gib(e.generationRest / e.byParameters)} × ${fixed(e.byParameters, 3)} = ${gib(e.generationRest)}`
-    + ` + KV ${fixed(kv / 1024, 1)} KiB × ${at.rows} rows × ${Math.round(at.cacheLength)} positions = ${gib(e.kvBytes)}`
+    + ` + KV ${fixed(kv / 1024, 1)} KiB × ${at.kvRows} rows × ${Math.round(at.cacheLength)} positions = ${gib(e.kvBytes)}`
     + `; time: optimizer ${fixed(e.optimizerSeconds, 1)} s + ${fixed(1000 * e.secondsPerToken, 2)} ms/token × ${Math.round(at.tokens)} tokens`);
 }
 
@@ -90,6 +90,7 @@ function printEstimates(results, o) {
     }
     explain(`${TARGET_7B.name} at the measured ${o.requests} × ${o.lists} × ${o.maxTokens}`, r, measuredStep(r), TARGET_7B);
     explain(`${TARGET_7B.name} at 48 × 8 × 160`, r, stepAt(r, 48, 8, 160), TARGET_7B);
+    explain(`${o.shape} at 48 × 8 × 160, generation.maxRows 48`, r, stepAt(r, 48, 8, 160, 48), self);
   }
 }
 

@@ -6,7 +6,7 @@
 //                these buffers, sized by the largest run); scales with hidden size × layers
 //   generation   peak of the rollout's generate above the RSS before it: its KV cache (float32 k and v of every
 //                layer, every row at once: 2 · layers · kv heads · head dim · 4 bytes per row and position, the layout of
-//                native/model/layer.h) and the rest (generate's packed copy of the dense weights, the logits), which
+//                native/model/layer.h; with generation.maxRows only that many rows at once) and the rest (generate's packed copy of the dense weights, the logits), which
 //                scales with the parameters
 // and their sum is an upper bound of a later step's peak (a step ≥ 2 generates with the gradients, moments and
 // activation buffers of the step before still allocated). Time: the optimizer step's seconds and the rest of the
@@ -21,12 +21,13 @@ export function kvBytesPerPosition(model) {
 }
 
 /**
- * Memory and time of a step of `at` = { tokens, rows, cacheLength, runTokens } (prompt + completion tokens of all rows,
- * rows, the generation's longest prompt + cap, the largest micro-batch's tokens) on `target` (default: the measured
+ * Memory and time of a step of `at` = { tokens, rows, kvRows, cacheLength, runTokens } (prompt + completion tokens of all
+ * rows, rows, the rows of one native generate call, the generation's longest prompt + cap, the largest micro-batch's
+ * tokens) on `target` (default: the measured
  * model), by the measurements `m` of one mode on `m.model` = { parameters P, hiddenSize H, numLayers L, kvDim }:
  *   state       = m.stateBytes × P' / P
  *   activations = m.activationBytesPerToken × (H' · L') / (H · L) × at.runTokens
- *   generation  = (m.generationBytes − kv(m.model) × m.generationPositions) × P' / P + kv(target) × at.rows × at.cacheLength
+ *   generation  = (m.generationBytes − kv(m.model) × m.generationPositions) × P' / P + kv(target) × at.kvRows × at.cacheLength
  *   bytes       = state + activations + generation
  *   seconds     = (m.optimizerSeconds + (m.stepSeconds − m.optimizerSeconds) / m.stepTokens × at.tokens) × P' / P
  * (the optimizer step's time does not grow with the tokens; the rest is counted per token, an upper bound for a bigger
@@ -37,7 +38,7 @@ export function estimateStep(m, at, target = m.model) {
   const activationScale = (target.hiddenSize * target.numLayers) / (m.model.hiddenSize * m.model.numLayers);
   const measuredKv = kvBytesPerPosition(m.model) * m.generationPositions;
   const generationRest = Math.max(0, m.generationBytes - measuredKv) * byParameters;
-  const kvBytes = kvBytesPerPosition(target) * at.rows * at.cacheLength;
+  const kvBytes = kvBytesPerPosition(target) * at.kvRows * at.cacheLength;
   const stateBytes = m.stateBytes * byParameters;
   const activationBytes = m.activationBytesPerToken * activationScale * at.runTokens;
   const secondsPerToken = ((m.stepSeconds - m.optimizerSeconds) / m.stepTokens) * byParameters;
@@ -51,17 +52,18 @@ export function estimateStep(m, at, target = m.model) {
 /**
  * A step of `requests` × `lists` rows capped at `maxTokens` (default: the measured cap), from the measured lengths:
  * each row's prompt tokens as measured and its completion tokens in proportion to the cap (every row reaches the cap
- * with random weights), the KV cache's length moved by the change of cap, and micro-batches filled to the budget
- * (all of the tokens at once without one).
+ * with random weights), the KV cache's length moved by the change of cap, micro-batches filled to the budget
+ * (all of the tokens at once without one), and `maxRows` rows per generate call (0 = all).
  */
-export function stepAt(m, requests, lists, maxTokens = m.maxTokens) {
+export function stepAt(m, requests, lists, maxTokens = m.maxTokens, maxRows = 0) {
   const rows = requests * lists;
   const tokens = rows * (m.promptTokens + (m.completionTokens * maxTokens) / m.maxTokens) / m.rows;
   const runTokens = m.microBatchTokens > 0 ? Math.min(m.microBatchTokens, tokens) : tokens;
-  return { rows, tokens, cacheLength: m.cacheLength + maxTokens - m.maxTokens, runTokens };
+  const kvRows = maxRows > 0 ? Math.min(maxRows, rows) : rows;
+  return { rows, kvRows, tokens, cacheLength: m.cacheLength + maxTokens - m.maxTokens, runTokens };
 }
 
 /** The measured step itself, as {@link estimateStep} reads it. */
 export function measuredStep(m) {
-  return { rows: m.rows, tokens: m.stepTokens, cacheLength: m.cacheLength, runTokens: m.runTokens };
+  return { rows: m.rows, kvRows: m.rows, tokens: m.stepTokens, cacheLength: m.cacheLength, runTokens: m.runTokens };
 }

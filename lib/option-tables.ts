@@ -6,7 +6,7 @@ import { REC_EVAL_OPTIONS } from './eval/metrics.js';
 import { REPORT_OPTIONS } from './eval/report.js';
 import { KL_LOSS_OPTIONS } from './kernels/kl-loss.js';
 import { BPE_TRAIN_OPTIONS } from './policy/bpe-train.js';
-import { BUILTIN_OPTIONS, GENERATE_STOP_OPTIONS, OPTIMIZER_OPTIONS } from './policy/options.js';
+import { BUILTIN_OPTIONS, GENERATE_OWN_OPTIONS, OPTIMIZER_OPTIONS } from './policy/options.js';
 import { MOVIES_MULTI_OPTIONS } from './data/movies-multi.js';
 import { SAMPLER_OPTIONS } from './data/samplers.js';
 import { CCR_REWARD_OPTIONS } from './rewards/ccr.js';
@@ -39,7 +39,7 @@ export const OPTION_TABLES: Readonly<Record<string, Schema>> = {
   logprobs: LOGPROB_BACKWARD_OPTIONS, linearLogprobs: LINEAR_LOGPROB_BACKWARD_OPTIONS, matmul: MATMUL_OPTIONS,
   verify: VERIFY_OPTIONS, ccrReward: CCR_REWARD_OPTIONS, packProblems: CCR_PACK_OPTIONS, packGroups: PACK_GROUPS_OPTIONS,
   rankRewards: RANK_REWARD_OPTIONS, sampler: SAMPLER_OPTIONS, trainer: TRAINER_OPTIONS, klLoss: KL_LOSS_OPTIONS,
-  moviesMulti: MOVIES_MULTI_OPTIONS, evaluation: REC_EVAL_OPTIONS, generate: GENERATE_STOP_OPTIONS, optimizer: OPTIMIZER_OPTIONS,
+  moviesMulti: MOVIES_MULTI_OPTIONS, evaluation: REC_EVAL_OPTIONS, generate: GENERATE_OWN_OPTIONS, optimizer: OPTIMIZER_OPTIONS,
   builtinPolicy: BUILTIN_OPTIONS, trainBpe: BPE_TRAIN_OPTIONS, report: REPORT_OPTIONS, prompt: PROMPT_OPTIONS, sft: SFT_OPTIONS,
   lora: LORA_START_OPTIONS, remoteRollouts: REMOTE_OPTIONS, remoteSampling: REMOTE_SAMPLING_OPTIONS,
 };

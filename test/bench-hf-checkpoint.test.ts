@@ -129,7 +129,7 @@ describe('bench/hf-estimate.js: the step carried to a bigger batch and to a 7B m
   });
 
   it('at the measured step: state + activations of the largest micro-batch + the generate peak, and the measured time', () => {
-    expect(measuredStep(m)).toEqual({ rows: 64, tokens: 1e4, cacheLength: 200, runTokens: 2000 });
+    expect(measuredStep(m)).toEqual({ rows: 64, kvRows: 64, tokens: 1e4, cacheLength: 200, runTokens: 2000 });
     const e = estimateStep(m, measuredStep(m));
     expect(e).toMatchObject({ byParameters: 1, activationScale: 1, stateBytes: 16e9, activationBytes: 2e8, kvBytes: 8000 * 64 * 200 });
     expect(e.generationRest).toBeCloseTo(3e9 - 8000 * 64 * 200, 0);
@@ -139,7 +139,7 @@ describe('bench/hf-estimate.js: the step carried to a bigger batch and to a 7B m
 
   it('48 × 8: tokens and KV cache grow with the rows, activations stop at the micro-batch budget, state, the rest of generate and the optimizer time stay', () => {
     const at = stepAt(m, 48, 8);
-    expect(at).toEqual({ rows: 384, tokens: 6e4, cacheLength: 200, runTokens: 2000 });
+    expect(at).toEqual({ rows: 384, kvRows: 384, tokens: 6e4, cacheLength: 200, runTokens: 2000 });
     const e = estimateStep(m, at);
     expect(e.kvBytes).toBe(8000 * 384 * 200);
     expect(e.bytes).toBeCloseTo(16e9 + 2e8 + (3e9 - 8000 * 64 * 200) + 8000 * 384 * 200, 0);
@@ -147,9 +147,18 @@ describe('bench/hf-estimate.js: the step carried to a bigger batch and to a 7B m
     expect(stepAt({ ...m, microBatchTokens: 0 }, 48, 8).runTokens).toBe(6e4); // without micro-batches, the whole batch at once
   });
 
+  it('generation.maxRows: the KV cache holds one call\'s rows, everything else as with one call', () => {
+    const all = stepAt(m, 48, 8), chunked = stepAt(m, 48, 8, undefined, 48);
+    expect(chunked).toEqual({ ...all, kvRows: 48 });
+    expect(stepAt(m, 2, 8, undefined, 48).kvRows).toBe(16); // fewer rows than maxRows: all of them
+    const e = estimateStep(m, chunked);
+    expect(e.kvBytes).toBe(8000 * 48 * 200);
+    expect(estimateStep(m, all).bytes - e.bytes).toBeCloseTo(8000 * (384 - 48) * 200, 0);
+  });
+
   it('another cap: completions in proportion to it, the KV cache longer by the difference', () => {
-    expect(stepAt(m, 8, 8, 200)).toEqual({ rows: 64, tokens: 64 * (60 + 192.5), cacheLength: 300, runTokens: 2000 });
-    expect(stepAt(m, 1, 2, 10)).toEqual({ rows: 2, tokens: 2 * (60 + 9.625), cacheLength: 110, runTokens: 2 * (60 + 9.625) });
+    expect(stepAt(m, 8, 8, 200)).toEqual({ rows: 64, kvRows: 64, tokens: 64 * (60 + 192.5), cacheLength: 300, runTokens: 2000 });
+    expect(stepAt(m, 1, 2, 10)).toEqual({ rows: 2, kvRows: 2, tokens: 2 * (60 + 9.625), cacheLength: 110, runTokens: 2 * (60 + 9.625) });
   });
 
   it('7B: state and the rest of generate by parameters, activations per token by hidden size × layers, KV by its own layout, time per token by parameters', () => {

@@ -132,7 +132,7 @@ function perTensor(flat: Float32Array, tensors: Tensors, each: (name: string, va
 const PROMPTS = Int32Array.from([...randomInts(4, VOCAB, 31), ...randomInts(7, VOCAB, 32), ...randomInts(1, VOCAB, 33)]);
 const PROMPT_OFFSETS = Float64Array.from([0, 4, 11, 12]);
 
-function generate(binding: ModelBinding, model: ModelHandle, temperature: number[], stop: number[]) {
+function generate(binding: ModelBinding, model: ModelHandle, temperature: number[], stop: number[], firstRow = 0) {
   const rows = temperature.length;
   const maxNew = 10;
   const tokens = new Int32Array(rows * maxNew);
@@ -141,7 +141,7 @@ function generate(binding: ModelBinding, model: ModelHandle, temperature: number
   const truncated = new Uint8Array(rows);
   const sampling = {
     temperature: Float32Array.from(temperature), topK: null, topP: Float32Array.from([0.95, 0.95, 0.95]), minP: null, repetitionPenalty: null,
-    presencePenalty: null, frequencyPenalty: null, allow: null, history: null, historyOffsets: null, seedLo: 1234, seedHi: 0, stepLo: 0, stepHi: 0,
+    presencePenalty: null, frequencyPenalty: null, allow: null, history: null, historyOffsets: null, seedLo: 1234, seedHi: 0, stepLo: 0, stepHi: 0, firstRow,
   };
   binding.modelGenerate(model, PROMPTS, PROMPT_OFFSETS, { maxNewTokens: maxNew, stopTokens: Int32Array.from(stop), sampling }, tokens, logp,
     lengths, truncated, false);
@@ -230,11 +230,11 @@ describe.runIf(gpu)('built-in model: CUDA vs CPU', () => {
           expect(far).toBeLessThanOrEqual(count / 1000);
         });
 
-        it('generation: greedy and seeded sampling draw the same tokens', () => {
+        it('generation: greedy and seeded sampling draw the same tokens (also as rows 5.. of a larger batch: firstRow)', () => {
           const { cpu, cuda, a, b } = createPair(shape, tied);
-          for (const [temperature, stop] of [[[0, 0, 0], []], [[1, 0.7, 0], [5, 9]]] as const) {
-            const want = generate(cpu, a, [...temperature], [...stop]);
-            const got = generate(cuda, b, [...temperature], [...stop]);
+          for (const [temperature, stop, firstRow] of [[[0, 0, 0], [], 0], [[1, 0.7, 0], [5, 9], 0], [[1, 0.7, 0], [5, 9], 5]] as const) {
+            const want = generate(cpu, a, [...temperature], [...stop], firstRow);
+            const got = generate(cuda, b, [...temperature], [...stop], firstRow);
             expect(Array.from(got.tokens)).toEqual(Array.from(want.tokens));
             expect(Array.from(got.lengths)).toEqual(Array.from(want.lengths));
             expect(Array.from(got.truncated)).toEqual(Array.from(want.truncated));

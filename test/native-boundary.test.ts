@@ -82,7 +82,7 @@ function rawLoss(options: Options) {
 
 const SAMPLING: NativeSamplingParams = {
   temperature: null, topK: null, topP: null, minP: null, repetitionPenalty: null, presencePenalty: null, frequencyPenalty: null,
-  allow: null, history: null, historyOffsets: null, seedLo: 7, seedHi: 0, stepLo: 0, stepHi: 0,
+  allow: null, history: null, historyOffsets: null, seedLo: 7, seedHi: 0, stepLo: 0, stepHi: 0, firstRow: 0,
 };
 
 describe('raw options objects are read by field name', () => {

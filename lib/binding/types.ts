@@ -125,6 +125,8 @@ export interface NativeSamplingParams {
   seedHi: number;
   stepLo: number;
   stepHi: number;
+  /** The rows are rows firstRow.. of a larger batch and draw what that batch draws for them (0 = a batch of their own). */
+  firstRow: number;
 }
 
 /** grpo_generate_options (native/include/grpo/model.h). */

@@ -104,6 +104,6 @@ export function nativeSamplingParams(fn: string, options: SamplingOptions | unde
     allow: allowBits(fn, o, rows, vocab),
     history: history?.ids ?? null,
     historyOffsets: history?.offsets ?? null,
-    seedLo, seedHi, stepLo, stepHi,
+    seedLo, seedHi, stepLo, stepHi, firstRow: 0,
   };
 }

@@ -6,7 +6,7 @@ import { nativeSamplingParams } from '../kernels/sampling-params.js';
 import * as check from '../validate.js';
 import { checkOptions } from '../options/schema.js';
 import type { ModelConfig } from './config.js';
-import type { ModelBinding, ModelHandle } from '../binding/index.js';
+import type { ModelBinding, ModelHandle, NativeSamplingParams } from '../binding/index.js';
 import { GENERATE_DEFAULTS, GENERATE_OPTIONS, type GenerateOptions } from './options.js';
 import type { Generation } from './policy.js';
 import type { Tokenizer } from './tokenizer.js';
@@ -34,7 +34,7 @@ function promptIds(prompt: ArrayLike<number> | string, i: number, config: ModelC
 }
 
 function resolve(options: GenerateOptions, rows: number, config: ModelConfig, tokenizer: Tokenizer | undefined) {
-  const { maxNewTokens, stopTokens, stopStrings, ...sampler } = checkOptions(GENERATE_OPTIONS,
+  const { maxNewTokens, stopTokens, stopStrings, maxRows, ...sampler } = checkOptions(GENERATE_OPTIONS,
     { field: (path) => `generate ${path}`, object: () => 'generate options' }, options, NO_DEFAULTS);
   const stops = Int32Array.from(stopTokens ?? (tokenizer?.eosTokenId === undefined ? [] : [tokenizer.eosTokenId]));
   stops.forEach((id, i) => check.integer(`generate stopTokens[${i}]`, id, 0, config.vocabSize - 1));
@@ -43,6 +43,7 @@ function resolve(options: GenerateOptions, rows: number, config: ModelConfig, to
     maxNewTokens: maxNewTokens ?? GENERATE_DEFAULTS.maxNewTokens,
     stopTokens: stops,
     stopStrings: stopStrings ?? [],
+    maxRows: maxRows || rows,
     sampling: nativeSamplingParams('generate', sampler, rows, config.vocabSize),
   };
 }
@@ -61,6 +62,18 @@ function applyStopStrings(g: Generation, stops: readonly string[], tokenizer: To
   return { tokens: g.tokens.slice(0, keep), logp: g.logp.slice(0, keep), text: text.slice(0, cut), truncated: false };
 }
 
+/** The sampler settings of rows [r0, r1) of a batch, drawing as rows r0.. of the whole batch (generate has no history). */
+function rowsOf(s: NativeSamplingParams, r0: number, r1: number, vocab: number): NativeSamplingParams {
+  const rows = <T extends Float32Array | Int32Array | Uint32Array>(a: T | null, width = 1) => (a ? a.subarray(r0 * width, r1 * width) as T : null);
+  return {
+    ...s,
+    temperature: rows(s.temperature), topK: rows(s.topK), topP: rows(s.topP), minP: rows(s.minP),
+    repetitionPenalty: rows(s.repetitionPenalty), presencePenalty: rows(s.presencePenalty), frequencyPenalty: rows(s.frequencyPenalty),
+    allow: rows(s.allow, Math.ceil(vocab / 32)),
+    firstRow: s.firstRow + r0,
+  };
+}
+
 /** Completions of `prompts` from the model `handle` of `addon` (the addon that created it). */
 export async function generateWith(
   addon: ModelBinding, handle: ModelHandle, config: ModelConfig, tokenizer: Tokenizer | undefined, prompts: readonly (ArrayLike<number> | string)[],
@@ -75,8 +88,13 @@ export async function generateWith(
   ids.forEach((p, i) => packed.set(Array.from(p), offsets[i]));
   const n = ids.length, N = o.maxNewTokens;
   const tokens = new Int32Array(n * N), logp = new Float32Array(n * N), lengths = new Float64Array(n), truncated = new Uint8Array(n);
-  const native = { maxNewTokens: N, stopTokens: o.stopTokens, sampling: o.sampling };
-  await callAsync((a) => addon.modelGenerate(handle, packed, offsets, native, tokens, logp, lengths, truncated, a), () => undefined);
+  for (let r0 = 0; r0 < n; r0 += o.maxRows) {
+    const r1 = Math.min(n, r0 + o.maxRows);
+    const chunkOffsets = offsets.slice(r0, r1 + 1).map((x) => x - offsets[r0]);
+    const native = { maxNewTokens: N, stopTokens: o.stopTokens, sampling: rowsOf(o.sampling, r0, r1, config.vocabSize) };
+    await callAsync((a) => addon.modelGenerate(handle, packed.subarray(offsets[r0], offsets[r1]), chunkOffsets, native,
+      tokens.subarray(r0 * N, r1 * N), logp.subarray(r0 * N, r1 * N), lengths.subarray(r0, r1), truncated.subarray(r0, r1), a), () => undefined);
+  }
   return ids.map((_, i) => {
     const g: Generation = {
       tokens: tokens.slice(i * N, i * N + lengths[i]),

@@ -27,13 +27,23 @@ export const GENERATE_STOP_OPTIONS = {
   stopStrings: opt.opaque<readonly string[]>('strings', 'A completion ends at the first of these strings (cut after it); needs a tokenizer.'),
 };
 
+/** How generate splits its rows into native calls: the KV cache holds one call's rows at a time. */
+export const GENERATE_BATCH_OPTIONS = {
+  maxRows: opt.integer(0, 'Rows (prompts) per native generate call, run one after another; 0 = all in one call. Every row gets '
+    + 'the same tokens and log-probs as in one call (a row draws with its index in the whole batch), while the KV cache holds '
+    + 'only maxRows rows (docs/trainer.md, "Generation in row chunks").', 0),
+};
+
 const { history: _history, step: _step, ...GENERATE_SAMPLER_OPTIONS } = SAMPLING_OPTIONS;
 
-/** Every option of generate: the sampler's (but its history and step, which decoding sets) and the stopping rules. */
-export const GENERATE_OPTIONS = { ...GENERATE_SAMPLER_OPTIONS, ...GENERATE_STOP_OPTIONS };
+/** The options generate adds to the sampler's: the stopping rules and the row chunking (docs/policy.md's table). */
+export const GENERATE_OWN_OPTIONS = { ...GENERATE_STOP_OPTIONS, ...GENERATE_BATCH_OPTIONS };
+
+/** Every option of generate: the sampler's (but its history and step, which decoding sets) and its own. */
+export const GENERATE_OPTIONS = { ...GENERATE_SAMPLER_OPTIONS, ...GENERATE_OWN_OPTIONS };
 
 export type GenerateOptions = opt.OptionsOf<typeof GENERATE_OPTIONS>;
-export const GENERATE_DEFAULTS = opt.defaultsOf(GENERATE_STOP_OPTIONS);
+export const GENERATE_DEFAULTS = opt.defaultsOf(GENERATE_OWN_OPTIONS);
 
 /** Error names of a policy call's options: `score temperature`, `score options`. */
 export function callNaming(call: string): opt.Naming {

@@ -74,8 +74,8 @@ export interface StepResult extends OptimizerStepResult {
 
 /**
  * Options of {@link Policy.generate}: the sampler's options (temperature, topK, topP, minP, penalties,
- * allow/deny masks per row, seed; see docs/sampling.md) plus the stopping rules (GENERATE_STOP_OPTIONS). Penalties
- * see each row's prompt and completion so far; the sampler's step is the decoding step.
+ * allow/deny masks per row, seed; see docs/sampling.md) plus the stopping rules and the rows per native call
+ * (GENERATE_OWN_OPTIONS). Penalties see each row's prompt and completion so far; the sampler's step is the decoding step.
  */
 export type { GenerateOptions };
 

@@ -27,6 +27,8 @@ const GENERATION_OPTIONS = {
   temperature: number(1, 'Sampling temperature; also the one every loss and KL log-prob is scored at (logits / T).', POSITIVE),
   topK: integer(0, 'Top-k of the sampler; 0 = off.', 0),
   topP: number(1, 'Top-p of the sampler; 1 = off.'),
+  maxRows: integer(0, 'Rows per native generate call of the rollout and the evaluation (Policy.generate `maxRows`); 0 = all in one '
+    + 'call. The same completions either way; the KV cache holds only this many rows (docs/trainer.md, "Generation in row chunks").', 0),
 };
 
 /** Rewards (the recipe picks which fields apply). */

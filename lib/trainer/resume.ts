@@ -25,6 +25,8 @@ export const RESUMABLE_OPTIONS: readonly string[] = Object.freeze([
   'steps', 'device', 'checkpointEvery', 'testPrompts', 'validation.patience', 'validation.klThreshold',
   // how a training forward keeps its activations: the gradients are bitwise the same either way
   'recompute',
+  // how many rows a rollout generates per native call: the same completions, bit for bit
+  'generation.maxRows',
   // where the remote rollouts come from and how hard to try (a restarted or moved server); not what they sample
   'rollouts.endpoints', 'rollouts.maxInFlight', 'rollouts.timeoutMs', 'rollouts.retries', 'rollouts.backoffMs', 'rollouts.adapterPath',
   'rollouts.failover',

@@ -3,7 +3,7 @@
 import { GrpoError } from '../errors.js';
 import type { Policy } from '../policy/policy.js';
 import type { Tokenizer } from '../policy/tokenizer.js';
-import type { GenerationConfig } from './config.js';
+import type { GenerationConfig, TrainerConfig } from './config.js';
 
 export interface Rollout {
   groups: number;
@@ -84,9 +84,10 @@ export async function generateRollout(
   };
 }
 
-/** Greedy completions of each prompt (evaluation). */
-export async function greedyCompletions(policy: Policy, prompts: readonly string[], maxNewTokens: number): Promise<{ texts: string[]; tokens: number[] }> {
+/** Greedy completions of each prompt (evaluation): evalMaxNewTokens (0 = generation.maxNewTokens), generation.maxRows per call. */
+export async function greedyCompletions(policy: Policy, prompts: readonly string[], config: TrainerConfig): Promise<{ texts: string[]; tokens: number[] }> {
   const tokenizer = tokenizerOf(policy);
-  const out = await policy.generate(prompts.map((p) => encodePrompt(tokenizer, p)), { maxNewTokens, temperature: 0 });
+  const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
+  const out = await policy.generate(prompts.map((p) => encodePrompt(tokenizer, p)), { maxNewTokens, temperature: 0, maxRows: config.generation.maxRows });
   return { texts: out.map((g) => g.text ?? tokenizer.decode(g.tokens, { skipSpecialTokens: true })), tokens: out.map((g) => g.tokens.length) };
 }

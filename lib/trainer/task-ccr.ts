@@ -114,8 +114,7 @@ export function ccrTask(config: TrainerConfig, data: Splits<MathProblem>, tokeni
     },
     async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {
       const problems = count > 0 ? data[split].slice(0, count) : data[split];
-      const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
-      const { texts, tokens } = await greedyCompletions(policy, problems.map((p) => format(packProblems([p], { n: 1, template }))), maxNewTokens);
+      const { texts, tokens } = await greedyCompletions(policy, problems.map((p) => format(packProblems([p], { n: 1, template }))), config);
       const m = evaluateCcr(problems.map((p, i) => ({ completion: texts[i], truths: [p.answer], tokens: tokens[i] })));
       return {
         values: { accuracy: m.accuracy, completionTokens: m.length },

@@ -89,8 +89,7 @@ export function qaTask(config: TrainerConfig, recipe: Recipe, data: Splits<QaRec
     advantages: (rewards, rollout) => rankSignal(rewards.rewards, rewards.tokenSpans, rollout, options, S, ranks),
     async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {
       const records = count > 0 ? data[split].slice(0, count) : data[split];
-      const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
-      const { texts } = await greedyCompletions(policy, records.map((r) => format(qaPrompt(r.question, ranks))), maxNewTokens);
+      const { texts } = await greedyCompletions(policy, records.map((r) => format(qaPrompt(r.question, ranks))), config);
       const m = evaluateQa(texts, records, ranks);
       return {
         values: { respondentRecall: m.countRecall, clusterRecall: m.unionRecall },

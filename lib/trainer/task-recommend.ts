@@ -117,8 +117,7 @@ export function recommendTask(config: TrainerConfig, recipe: Recipe, data: Movie
     close: () => threads.close(),
     async evaluate(policy: Policy, split: EvalSplit, count: number): Promise<Evaluation> {
       const requests = count > 0 ? data[split].slice(0, count) : data[split];
-      const maxNewTokens = config.evalMaxNewTokens || config.generation.maxNewTokens;
-      const { texts } = await greedyCompletions(policy, requests.map((r) => format(recommendPrompt(r.request, ranks, wording))), maxNewTokens);
+      const { texts } = await greedyCompletions(policy, requests.map((r) => format(recommendPrompt(r.request, ranks, wording))), config);
       const [atK] = evaluateRecommendations(texts, requests, evalOptions);
       return { values: { ...atK.values }, series: { ...atK.series }, completions: texts };
     },

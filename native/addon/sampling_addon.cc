@@ -35,6 +35,7 @@ grpo_sampling_params sampler_settings(Napi::Value value, const char* name, int64
     p.history = row_array<int32_t>(f, "history", p.history_offsets ? p.history_offsets[rows] : -1, memory);
     p.seed = f.u64("seedLo", "seedHi");
     p.step = f.u64("stepLo", "stepHi");
+    p.first_row = static_cast<uint64_t>(f.integer("firstRow"));
   });
 }
 

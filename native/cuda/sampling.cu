@@ -34,7 +34,7 @@ struct Args {
   const DeviceRow* params;  // [rows]
   const uint32_t* allow;    // [rows, ceil(vocab / 32)] or NULL
   const int32_t* history;
-  uint64_t seed, step;
+  uint64_t seed, step, first_row;
   int low_bits;
   float *y, *w;  // scratch [gridDim.x, vocab]
   int32_t* tokens;
@@ -123,7 +123,7 @@ __device__ void draw(const Args& a, int64_t row, const float* y, const float* w,
       a.probs[row * a.vocab + i] = static_cast<float>(static_cast<double>(k.q(y[i], w[i])) / static_cast<double>(total));
     return;
   }
-  const uint64_t u = philox::draw_u64(a.seed, static_cast<uint64_t>(row), a.step);
+  const uint64_t u = philox::draw_u64(a.seed, a.first_row + static_cast<uint64_t>(row), a.step);
   const int64_t token = inverse_cdf(y, w, a.vocab, k, __umul64hi(u, total), s);
   if (threadIdx.x != 0) return;
   a.tokens[row] = static_cast<int32_t>(token);
@@ -205,9 +205,9 @@ void run_on_device(const float* d_logits, int64_t rows, int64_t vocab, const grp
   DeviceBuffer<float> d_logp(logp ? rows : 0), d_logp_raw(logp_raw ? rows : 0), d_probs(probs ? rows * vocab : 0);
   DeviceFlags flags;
   const int low_bits = grpo::sampling::fixed_point_low_bits(vocab);
-  const Args args{d_logits, rows, vocab, d_rows.get(), d_allow.get(), d_history.get(), params.seed, params.step,
-                  low_bits, y.get(), w.get(), d_tokens.get(), d_logp.get(), d_logp_raw.get(),
-                  d_probs.get(), flags.get()};
+  const Args args{d_logits, rows, vocab, d_rows.get(), d_allow.get(), d_history.get(),
+                  params.seed, params.step, params.first_row, low_bits, y.get(), w.get(), d_tokens.get(),
+                  d_logp.get(), d_logp_raw.get(), d_probs.get(), flags.get()};
   KernelTimer timer;
   sample_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(args);
   check_launch("sample");

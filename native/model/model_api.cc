@@ -1,4 +1,6 @@
 // The C ABI of the built-in model (grpo/model.h): argument checks, then the C++ model.
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -285,6 +287,11 @@ grpo_status grpo_model_generate(grpo_model* model, const int32_t* prompts, const
   return grpo::guarded([&] {
     grpo::model::check_generate_args(model, prompts, prompt_offsets, options, out_tokens, out_logp, out_lengths, truncated);
     grpo::model::generate(model->impl, prompts, prompt_offsets, nseq, *options, out_tokens, out_logp, out_lengths, truncated);
+#ifdef __GLIBC__
+    // The freed KV cache goes back to the system: the next call (the next row chunk of Policy.generate maxRows) may
+    // run on another thread, whose malloc arena would not reuse these pages, and the chunks' caches would add up.
+    malloc_trim(0);
+#endif
   });
 }
 

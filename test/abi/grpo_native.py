@@ -29,7 +29,8 @@ class SamplingParams(Structure):  # each per-row array [rows] or None (the defau
                 ("min_p", POINTER(c_float)), ("repetition_penalty", POINTER(c_float)),
                 ("presence_penalty", POINTER(c_float)), ("frequency_penalty", POINTER(c_float)),
                 ("allow_bits", POINTER(c_uint32)), ("history", POINTER(c_int32)),
-                ("history_offsets", POINTER(c_int32)), ("seed", c_uint64), ("step", c_uint64)]
+                ("history_offsets", POINTER(c_int32)), ("seed", c_uint64), ("step", c_uint64),
+                ("first_row", c_uint64)]
 
 
 class AdvantageOptions(Structure):

@@ -11,7 +11,7 @@
  *   5. top-p:       keep token i when the mass of kept tokens with y strictly greater than y_i is < top_p · mass kept;
  *   6. min-p:       keep token i when w_i >= min_p · max w  (i.e. p_i >= min_p · p_max);
  *   7. draw:        q_i = floor(w_i · 2^(24+L)) for kept tokens (L = min(26, 40 - bit_length(vocab))), one uniform
- *                   u = (x1 << 32 | x0) from Philox4x32-10(key = seed, counter = (step_lo, step_hi, r, 0)),
+ *                   u = (x1 << 32 | x0) from Philox4x32-10(key = seed, counter = (step_lo, step_hi, first_row + r, 0)),
  *                   token = smallest id with Σ_{j<=id} q_j > floor(u · Σ q / 2^64)  (inverse CDF in id order).
  * logp = log-probability of the drawn token under the processed distribution (after step 6),
  * logp_raw = under the distribution of step 3 (after mask and penalties, before truncation).
@@ -41,6 +41,8 @@ typedef struct grpo_sampling_params {
   const int32_t* history_offsets;  /* [rows + 1], non-decreasing, from 0; NULL = no history */
   uint64_t seed;                   /* Philox key */
   uint64_t step;                   /* advance it for every new draw with the same seed (e.g. the decode position) */
+  uint64_t first_row;              /* the rows are rows first_row.. of a larger batch: row r draws with counter row
+                                    * first_row + r, as that batch would (first_row + rows <= 2^32). Default 0 */
 } grpo_sampling_params;
 
 /* tokens [rows]; logp and logp_raw [rows] or NULL. */

@@ -136,12 +136,12 @@ struct Draw {
 };
 
 // Inverse CDF in token-id order over q = fixed_point(w): block sums first, then the one block.
-Draw draw_row(int64_t vocab, int64_t row, const RowParams& p, const Prepared& prep, float threshold, Scratch& s) {
+Draw draw_row(int64_t vocab, const RowParams& p, const Prepared& prep, float threshold, Scratch& s) {
   const int low_bits = fixed_point_low_bits(vocab);
   const uint64_t total = prep.block_sums_done ? prep.all.fixed
                                               : draw_block_sums(s.w.data(), bounds_if_cut(p, prep, s), vocab, threshold,
                                                                 low_bits, s.block_sums.data());
-  const uint64_t u = philox::draw_u64(p.seed, static_cast<uint64_t>(row), p.step);
+  const uint64_t u = philox::draw_u64(p.seed, p.counter_row, p.step);
   uint64_t target = static_cast<uint64_t>((static_cast<unsigned __int128>(u) * total) >> 64);
   int64_t begin = 0;
   for (int64_t b = 0; target >= s.block_sums[b]; ++b, begin += kDrawBlock) target -= s.block_sums[b];
@@ -171,7 +171,7 @@ void sample_row(const float* x, const float* next, int64_t vocab, int64_t row, c
     return;
   }
   const float threshold = truncate_row(vocab, p, prep, s);
-  const Draw draw = draw_row(vocab, row, p, prep, threshold, s);
+  const Draw draw = draw_row(vocab, p, prep, threshold, s);
   *token = draw.token;
   const double log_w = static_cast<double>((prep.y[draw.token] - prep.max) * prep.inv_temperature);
   if (logp) *logp = static_cast<float>(log_w - std::log(draw.kept_mass));

@@ -64,6 +64,7 @@ RowParams row_params(const grpo_sampling_params& params, int64_t row, int64_t vo
   }
   p.seed = params.seed;
   p.step = params.step;
+  p.counter_row = params.first_row + static_cast<uint64_t>(row);
   return p;
 }
 
@@ -73,6 +74,9 @@ void check_call(const float* logits, int64_t rows, int64_t vocab, const grpo_sam
     fail(GRPO_ERR_SHAPE, "rows must be in [0, 2^32] and vocab in [1, 2^31) (got rows=%lld, vocab=%lld)",
          static_cast<long long>(rows), static_cast<long long>(vocab));
   if (rows > 0 && !logits) fail(GRPO_ERR_INVALID_ARGUMENT, "logits must not be NULL");
+  if (params->first_row > (uint64_t{1} << 32) - static_cast<uint64_t>(rows))
+    fail(GRPO_ERR_VALUE_RANGE, "first_row + rows must be <= 2^32 (got first_row=%llu, rows=%lld)",
+         static_cast<unsigned long long>(params->first_row), static_cast<long long>(rows));
   check_scalars(*params, rows);
   check_history(*params, rows, vocab);
 }

@@ -19,6 +19,7 @@ struct RowParams {
   const int32_t* history = nullptr;   // [history_length]
   int64_t history_length = 0;
   uint64_t seed = 0, step = 0;
+  uint64_t counter_row = 0;  // the Philox counter's row: first_row + row
 };
 
 RowParams row_params(const grpo_sampling_params& params, int64_t row, int64_t vocab);

@@ -38,7 +38,7 @@ struct Batch {
   std::vector<uint32_t> allow;
   grpo_sampling_params params() const {
     return {temperature.data(), top_k.data(), top_p.data(), min_p.data(), repetition.data(), presence.data(),
-            frequency.data(), allow.data(), history.data(), offsets.data(), 1234, 7};
+            frequency.data(), allow.data(), history.data(), offsets.data(), 1234, 7, 0};
   }
 };
 
@@ -128,6 +128,25 @@ void deterministic_across_threads() {
   grpo_set_num_threads(0);
 }
 
+// Rows [first, first + n) sampled on their own with first_row = first draw what they draw in the whole batch.
+void first_row_matches_the_whole_batch(int64_t first, int64_t n) {
+  const Batch b = random_batch(12, 3000, 17, false);
+  const auto whole = sample_tokens(b.logits, b.rows, b.vocab, b.params());
+  const int64_t words = (b.vocab + 31) / 32;
+  std::vector<int32_t> offsets;
+  for (int64_t r = first; r <= first + n; ++r) offsets.push_back(b.offsets[r] - b.offsets[first]);
+  const grpo_sampling_params part{b.temperature.data() + first, b.top_k.data() + first, b.top_p.data() + first,
+                                  b.min_p.data() + first, b.repetition.data() + first, b.presence.data() + first,
+                                  b.frequency.data() + first, b.allow.data() + first * words,
+                                  b.history.data() + b.offsets[first], offsets.data(), 1234, 7, static_cast<uint64_t>(first)};
+  const std::vector<float> logits(b.logits.begin() + first * b.vocab, b.logits.begin() + (first + n) * b.vocab);
+  const auto got = sample_tokens(logits, n, b.vocab, part);
+  CHECK(std::equal(got.begin(), got.end(), whole.begin() + first));
+  grpo_sampling_params own = part;
+  own.first_row = 0;  // the same rows as a batch of their own draw other tokens
+  CHECK(sample_tokens(logits, n, b.vocab, own) != got);
+}
+
 void edge_cases() {
   grpo_sampling_params plain{};
   CHECK(sample_tokens({3.0f}, 1, 1, plain)[0] == 0);  // V = 1
@@ -182,6 +201,9 @@ void typed_errors() {
   bad_history.history = history.data();
   bad_history.history_offsets = offsets.data();
   CHECK(fails_with(logits, 3, 100, bad_history, GRPO_ERR_INDEX_RANGE, "history[1]"));
+  grpo_sampling_params past_the_counter{};
+  past_the_counter.first_row = (uint64_t{1} << 32) - 2;  // rows 2^32 - 2 .. 2^32: one past the 32-bit row counter
+  CHECK(fails_with(logits, 3, 100, past_the_counter, GRPO_ERR_VALUE_RANGE, "first_row + rows"));
   CHECK(grpo_sample(logits.data(), 3, 100, nullptr, nullptr, nullptr, nullptr) == GRPO_ERR_INVALID_ARGUMENT);
 }
 
@@ -197,6 +219,8 @@ int main() {
   probs_match_reference(200, 7, 31, true);
   greedy_and_top1_are_argmax();
   deterministic_across_threads();
+  first_row_matches_the_whole_batch(5, 7);
+  first_row_matches_the_whole_batch(11, 1);
   edge_cases();
   typed_errors();
   return grpo::test::report("test_sampling");
