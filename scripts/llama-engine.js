@@ -1,5 +1,7 @@
-// What the real-engine checks share (scripts/gguf-llama-check.js, scripts/remote-llama-check.js): node-llama-cpp
-// loaded from a folder outside the project, the small test policies, and log-softmax over llama.cpp's logits.
+// What the real-engine checks share (scripts/gguf-llama-check.js, remote-llama-check.js, remote-train-check.js):
+// node-llama-cpp loaded from a folder outside the project, the small test policies, log-softmax over llama.cpp's
+// logits, and how a check reports (real-shape-lora-check.js too).
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BuiltinPolicy, trainBpe, Tokenizer } from '../dist/index.js';
@@ -40,6 +42,18 @@ export async function loadLlamaCpp(folder, script) {
 export function jsonArg() {
   const at = process.argv.indexOf('--json');
   return at >= 0 ? process.argv[at + 1] : undefined;
+}
+
+/** Prints a check's JSON summary, writes it to --json's file when given, and exits 1 naming `script` unless it passed. */
+export function reportCheck(result, script) {
+  const text = JSON.stringify(result, null, 2);
+  console.log(text);
+  const json = jsonArg();
+  if (json) writeFileSync(json, `${text}\n`);
+  if (!result.pass) {
+    console.error(`${script}: FAILED`);
+    process.exit(1);
+  }
 }
 
 export function testTokenizer() {

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { BuiltinPolicy, configFromHf, createTask, encodePrompt, loraTensorShapes, mulberry32, resolveConfig, saveAdapter, Tokenizer } from '../dist/index.js';
 import { readSafetensors } from '../dist/policy/safetensors.js';
 import { realConfig, SHAPES, writeHfFolder } from '../bench/hf-folder.js';
-import { jsonArg } from './llama-engine.js';
+import { reportCheck } from './llama-engine.js';
 
 const STEPS = 2, CANDIDATES = 2, RANK = 16, BETA = 0.04;
 const ATTENTION_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj'];
@@ -248,10 +248,4 @@ for (const shape of shapes) {
   console.error(`${shape}: ${result.shapes[shape].pass ? 'pass' : 'FAILED'} (${seconds(started).toFixed(0)} s so far)`);
 }
 result.seconds = seconds(started);
-console.log(JSON.stringify(result, null, 2));
-const json = jsonArg();
-if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
-if (!result.pass) {
-  console.error('real-shape-lora-check: FAILED');
-  process.exit(1);
-}
+reportCheck(result, 'real-shape-lora-check');

@@ -10,12 +10,12 @@
 //      naming it.
 // Reported: with top-k 40 / top-p 0.95 the engine's processed log-probs against the trainer's full-vocabulary ones.
 // Exits 1 when a gated check fails. Needs `npx tsc -p tsconfig.json` first.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportGguf, RemoteRollouts } from '../dist/index.js';
 import { serveCompletions } from './llama-completions-server.js';
-import { EXACT_CONTEXT, jsonArg, loadLlamaCpp, PROMPTS, testPolicy, testTokenizer } from './llama-engine.js';
+import { EXACT_CONTEXT, loadLlamaCpp, PROMPTS, reportCheck, testPolicy, testTokenizer } from './llama-engine.js';
 
 const TOL_SAMPLED = 1e-3;
 
@@ -68,10 +68,4 @@ try {
   for (const s of servers) await s.close();
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(JSON.stringify(result, null, 2));
-const json = jsonArg();
-if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
-if (!result.pass) {
-  console.error('remote-llama-check: FAILED');
-  process.exit(1);
-}
+reportCheck(result, 'remote-llama-check');

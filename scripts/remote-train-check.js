@@ -19,11 +19,11 @@
 //      metrics are the uninterrupted run's.
 // Reported: the trainer-side overhead per step (the generate phase minus the engine's own decode time, as a share
 // of the step) and the harness's reload time per push. Exits 1 when a gate fails. Needs `npx tsc -p tsconfig.json`.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BuiltinPolicy, mixSeed, requestSeed, resume, train } from '../dist/index.js';
-import { jsonArg, loadLlamaCpp } from './llama-engine.js';
+import { loadLlamaCpp, reportCheck } from './llama-engine.js';
 import { llamaServing, loadPolicy, remoteConfig, rows, startingPolicy, tinyMovies } from './remote-train-fixture.js';
 
 const STEPS = 3, GROUPS = 2, CANDIDATES = 3, SEED = 7, TOL_LOGP = 1e-3;
@@ -123,10 +123,4 @@ try {
   await serving?.close();
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(JSON.stringify(result, null, 2));
-const json = jsonArg();
-if (json) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
-if (!result.pass) {
-  console.error('remote-train-check: FAILED');
-  process.exit(1);
-}
+reportCheck(result, 'remote-train-check');
