@@ -86,13 +86,16 @@ function lmHeadInputs(dir) {
 }
 
 /**
- * Tolerances [atol, rtol] of the dense workloads' outputs, float32 and bf16. The bf16 ones come from the spreads
- * measured on both sides (docs/performance.md, run 8): each side rounds the inputs of its products to bf16 and sums
- * in float32 in its own order (PyTorch also rounds each product's result to bf16), so the two bf16 results differ by
- * at most about the sum of the two sides' distances from float32; each tolerance is about twice the larger spread.
+ * Tolerances [atol, rtol] of the dense workloads' outputs, float32 and bf16. Each side rounds the inputs of its
+ * products to bf16 and sums in float32 in its own order (PyTorch's autocast also rounds each product's result to
+ * bf16), so the two bf16 results differ by at most about the sum of the two sides' distances from float32. Those
+ * distances, measured in units of the float32 tolerance (docs/performance.md, run 8; the run prints them again):
+ * logp of the LM head 9.1 (grpo-native) and 13.8 (PyTorch); its gradients 8.9 and 8.6; model scores 5.3 and 6.9,
+ * generated tokens' logp 4.1 and 5.7; the training step's loss 0.19 and 0.01. The bf16 tolerance is the float32 one
+ * times about twice the larger spread; the loss keeps the float32 tolerance, which already holds both.
  */
 const F32_TOLERANCE = { logp: [1e-4, 1e-5], grad: [1e-6, 1e-3], loss: [1e-5, 1e-5], score: [1e-4, 1e-4] };
-const BF16_FACTOR = { logp: 1, grad: 1, loss: 1, score: 1 };
+const BF16_FACTOR = { logp: 30, grad: 20, loss: 1, score: 15 };
 const TOLERANCE = {
   f32: F32_TOLERANCE,
   bf16: Object.fromEntries(Object.entries(F32_TOLERANCE).map(([k, [atol, rtol]]) => [k, [BF16_FACTOR[k] * atol, BF16_FACTOR[k] * rtol]])),
@@ -212,12 +215,15 @@ async function modelTrain(dir, large, bf16) {
   const { config, policy, meta, batch, tolerance } = await modelInputs(dir, large, 'train', bf16);
   writeMeta(dir, meta);
   const scored = batch.prompts.length * (batch.prompts[0].length + batch.completions[0].length);
-  // the first step's loss (both sides start from the saved weights); the scores themselves: model-score
-  const compare = async (theirs, trainee, [atol, rtol]) => scaledError([(await trainee.step(batch, sftLoss())).loss], readF32(theirs, 'loss.f32'), atol, rtol);
+  // the first step's loss (both sides start from the saved weights), taken once: each check compares that one step;
+  // the scores themselves: model-score
+  let firstLoss;
+  const compare = (theirs, loss, [atol, rtol]) => scaledError([loss], readF32(theirs, 'loss.f32'), atol, rtol);
+  const stepLoss = async (trainee) => (await trainee.step(batch, sftLoss())).loss;
   return {
     call: () => policy.step(batch, sftLoss()),
-    check: (theirs) => compare(theirs, policy, tolerance.loss),
-    float32Check: (theirs) => withFloat32Policy(config, (twin) => compare(theirs, twin, TOLERANCE.bf16.loss)),
+    check: async (theirs) => compare(theirs, firstLoss ??= await stepLoss(policy), tolerance.loss),
+    float32Check: async (theirs) => compare(theirs, await withFloat32Policy(config, stepLoss), TOLERANCE.bf16.loss),
     work: tokensPerSecond(scored),
     dispose: () => policy.dispose(),
   };
