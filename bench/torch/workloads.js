@@ -89,10 +89,11 @@ function lmHeadInputs(dir) {
  * Tolerances [atol, rtol] of the dense workloads' outputs, float32 and bf16. Each side rounds the inputs of its
  * products to bf16 and sums in float32 in its own order (PyTorch's autocast also rounds each product's result to
  * bf16), so the two bf16 results differ by at most about the sum of the two sides' distances from float32. Those
- * distances, measured in units of the float32 tolerance (docs/performance.md, run 8; the run prints them again):
- * logp of the LM head 9.1 (grpo-native) and 13.8 (PyTorch); its gradients 8.9 and 8.6; model scores 5.3 and 6.9,
- * generated tokens' logp 4.1 and 5.7; the training step's loss 0.19 and 0.01. The bf16 tolerance is the float32 one
- * times about twice the larger spread; the loss keeps the float32 tolerance, which already holds both.
+ * distances, in units of the float32 tolerance (docs/performance.md, run 8; each --bf16 run prints them again, in
+ * units of the bf16 tolerance): logp of the LM head 9.1 (grpo-native) and 13.8 (PyTorch); its gradients 8.9 and
+ * 8.6; model scores 5.3 and 6.9, generated tokens' logp 4.1 and 5.7; the training step's loss 0.19 and 0.01. The bf16
+ * tolerance is the float32 one times about twice the larger spread; the loss keeps the float32 tolerance, which
+ * already holds both.
  */
 const F32_TOLERANCE = { logp: [1e-4, 1e-5], grad: [1e-6, 1e-3], loss: [1e-5, 1e-5], score: [1e-4, 1e-4] };
 const BF16_FACTOR = { logp: 30, grad: 20, loss: 1, score: 15 };
@@ -110,12 +111,12 @@ function lmHeadOperands(inputs, bf16) {
 function lmHeadForward(dir, large, bf16) {
   const inputs = lmHeadInputs(dir);
   const { T, H, V, hidden, weight, targets } = inputs;
-  const [h, w, dtype] = lmHeadOperands(inputs, bf16);
+  const [h, w, dtypeOption] = lmHeadOperands(inputs, bf16);
   const logp = (tolerance) => (theirs, ours) => scaledError(ours.logp, readF32(theirs, 'logp.f32'), ...tolerance.logp);
   const check = logp(bf16 ? TOLERANCE.bf16 : TOLERANCE.f32);
   return {
-    call: () => linearLogprobsSync(h, w, targets, dtype),
-    check: (theirs) => check(theirs, linearLogprobsSync(h, w, targets, dtype)),
+    call: () => linearLogprobsSync(h, w, targets, dtypeOption),
+    check: (theirs) => check(theirs, linearLogprobsSync(h, w, targets, dtypeOption)),
     float32Check: (theirs) => logp(TOLERANCE.bf16)(theirs, linearLogprobsSync(hidden, weight, targets)),
     work: gflops(2 * T * H * V, bf16),
     memory: bf16 ? undefined : 'forwardPeakExtraMb', // bench/fused-memory.js measures the float32 head
@@ -127,10 +128,10 @@ function lmHeadForwardBackward(dir, large, bf16) {
   const { T, H, V, targets } = inputs;
   const gradLogp = new Float32Array(T).fill(1);
   const grads = { gradHidden: new Float32Array(T * H), gradWeight: new Float32Array(V * H) };
-  const run = ([h, w, dtype]) => {
+  const run = ([h, w, dtypeOption]) => {
     // the backward reuses the forward's lse (PyTorch's autograd likewise keeps its forward's results)
-    const forward = linearLogprobsSync(h, w, targets, { ...dtype, lse: true });
-    linearLogprobsBackwardSync(h, w, targets, gradLogp, { ...dtype, ...grads, saved: forward });
+    const forward = linearLogprobsSync(h, w, targets, { ...dtypeOption, lse: true });
+    linearLogprobsBackwardSync(h, w, targets, gradLogp, { ...dtypeOption, ...grads, saved: forward });
     return forward.logp;
   };
   const compare = (tolerance) => (theirs, logp) => Math.max(scaledError(logp, readF32(theirs, 'logp.f32'), ...tolerance.logp),
