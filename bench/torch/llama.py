@@ -1,5 +1,8 @@
 # The built-in model's architecture (Llama / Qwen2 family: RMSNorm, rotate-half RoPE, grouped-query attention,
 # SwiGLU, tied embeddings) written in plain PyTorch, on the tensors of a checkpoint that BuiltinPolicy.save wrote.
+# With bf16, the dense layers (q/k/v/o projections, MLP) multiply under bf16 autocast, as the built-in model's
+# bf16Matmuls; attention and the LM head stay float32 on both sides.
+import contextlib
 import json
 import math
 import os
@@ -27,6 +30,11 @@ def read_safetensors(path):
     return tensors
 
 
+def dense(bf16):
+    """The context of a dense product: bf16 autocast for `--bf16` (bf16 inputs, float32 sums, a bf16 result)."""
+    return torch.autocast('cpu', dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+
+
 def rms_norm(x, weight, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
@@ -39,7 +47,8 @@ def rotate_half(x):
 class Llama:
     """Parameters as a dict of leaf tensors; forward over [B, L] token ids, optionally through a KV cache."""
 
-    def __init__(self, checkpoint_dir):
+    def __init__(self, checkpoint_dir, bf16=False):
+        self.bf16 = bf16
         with open(os.path.join(checkpoint_dir, 'config.json')) as f:
             self.config = json.load(f)
         self.params = read_safetensors(os.path.join(checkpoint_dir, 'model.safetensors'))
@@ -61,7 +70,9 @@ class Llama:
         return angles.cos(), angles.sin()
 
     def linear(self, x, layer, name):
-        y = x @ self.p(layer, f'{name}.weight').t()
+        with dense(self.bf16):
+            y = x @ self.p(layer, f'{name}.weight').t()
+        y = y.float()
         bias = self.p(layer, f'{name}.bias')
         return y if bias is None else y + bias
 

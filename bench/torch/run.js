@@ -1,14 +1,16 @@
-// `npm run bench:torch [-- --rounds N] [-- --large] [-- name …]`: grpo-native against PyTorch on identical inputs.
+// `npm run bench:torch [-- --rounds N] [-- --large] [-- --bf16] [-- name …]`: grpo-native against PyTorch on identical inputs.
 // Writes each workload's inputs to a temporary folder, checks that both sides' outputs agree (a workload that
 // disagrees is reported and not timed), then alternates one grpo-native and one PyTorch round (A B A B …) and
 // prints the medians, their ratio, the read and FMA roofs and cpuPath() of the same run. It installs nothing.
+// --bf16: the workloads with a bf16 form only, their dense products in bf16 on both sides (grpo-native: dtype 'bf16',
+// bf16Matmuls; PyTorch: bf16 autocast), checked at the bf16 tolerance, each side's kernel and bf16 spread printed.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuPath, getThreads } from '../../dist/index.js';
+import { cpuPath, getThreads, matmulBf16Kernel } from '../../dist/index.js';
 import { measureRoofs } from '../roof.js';
 import { fixed } from '../timing.js';
 import { modelLabel, workloadDir, WORKLOADS } from './workloads.js';
@@ -27,10 +29,11 @@ Check OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in the environment: a wrong core type
 them and the BLAS build that torch.__config__.show() reports. Another interpreter: TORCH_PYTHON=/path/to/python3.`;
 
 function parseArgs(argv) {
-  const args = { rounds: 5, large: false, names: [] };
+  const args = { rounds: 5, large: false, bf16: false, names: [] };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--rounds') args.rounds = Number(argv[++i]);
     else if (argv[i] === '--large') args.large = true;
+    else if (argv[i] === '--bf16') args.bf16 = true;
     else args.names.push(argv[i]);
   }
   if (!(Number.isInteger(args.rounds) && args.rounds >= 1)) throw new Error('--rounds takes a positive integer');
@@ -54,6 +57,16 @@ function torchEnv() {
   const env = { ...process.env, OMP_WAIT_POLICY: process.env.OMP_WAIT_POLICY ?? 'PASSIVE' };
   if (!process.env.LD_PRELOAD && process.env.TORCH_TCMALLOC !== '0' && existsSync(TCMALLOC)) env.LD_PRELOAD = TCMALLOC;
   return env;
+}
+
+/** The chosen workloads; under --bf16 those without a bf16 form are left out, each with a line saying so. */
+function chooseWorkloads(args) {
+  const named = WORKLOADS.filter((w) => args.names.length === 0 || args.names.includes(w.name));
+  if (!args.bf16) return named;
+  for (const w of named.filter((w) => !w.bf16)) console.log(`${w.name}: no bf16 form (no dense product), skipped under --bf16`);
+  const chosen = named.filter((w) => w.bf16);
+  if (chosen.length === 0) throw new Error('--bf16: none of the named workloads has a bf16 form');
+  return chosen;
 }
 
 /** The PyTorch server (torch_bench.py serve): request(object) resolves with its one-line JSON answer. */
@@ -91,17 +104,25 @@ function peakMemory(python, threads, dir) {
   return { ours, theirs };
 }
 
+/** Under --bf16: how far each side's bf16 outputs are from float32 (its own bf16 against the other's float32). */
+async function bf16Spread(ours, dir) {
+  const mine = await ours.check(join(dir, 'torch-f32'));
+  const theirs = await ours.float32Check(join(dir, 'torch'));
+  return `; bf16 vs float32 spread: grpo-native ${fixed(mine, 2)}, PyTorch ${fixed(theirs, 2)} of tolerance`;
+}
+
 /** Agreement check, then `rounds` alternating rounds; one table row. */
 async function runWorkload(workload, torch, context) {
-  const { root, rounds, large, roofs, python, threads } = context;
+  const { root, rounds, large, bf16, roofs, python, threads } = context;
   const label = workload.model ? modelLabel(workload, large) : workload.label;
   const dir = workloadDir(root, workload.name);
-  const ours = await workload.prepare(dir, large);
+  const ours = await workload.prepare(dir, large, bf16);
   try {
-    const answer = await torch.request({ op: 'setup', workload: workload.name, dir });
+    const answer = await torch.request({ op: 'setup', workload: workload.name, dir, bf16 });
     if (!answer.ok) throw new Error(`PyTorch setup of ${workload.name} failed: ${JSON.stringify(answer)}`);
     const error = await ours.check(join(dir, 'torch'));
-    if (!(error <= 1)) return { workload: label, 'grpo-native': 'not timed', PyTorch: 'not timed', 'speed vs PyTorch': '', note: `outputs disagree (scaled error ${fixed(error, 1)})` };
+    const spread = bf16 ? await bf16Spread(ours, dir) : '';
+    if (!(error <= 1)) return { workload: label, 'grpo-native': 'not timed', PyTorch: 'not timed', 'speed vs PyTorch': '', note: `outputs disagree (scaled error ${fixed(error, 1)})${spread}` };
     await ours.call(); // warm-up (PyTorch's: its setup call)
     const mine = [], theirs = [];
     for (let r = 0; r < rounds; r++) {
@@ -112,7 +133,7 @@ async function runWorkload(workload, torch, context) {
     const memory = ours.memory && peakMemory(python, threads, dir);
     const peak = memory ? `; peak extra ${fixed(memory.ours[ours.memory], 0)} MB vs ${fixed(memory.theirs[ours.memory], 0)} MB` : '';
     return { workload: label, 'grpo-native': `${fixed(a, a < 10 ? 2 : 0)} ms`, PyTorch: `${fixed(b, b < 10 ? 2 : 0)} ms`,
-      'speed vs PyTorch': `${fixed(b / a)}×`, note: `${ours.work(a, roofs)} (PyTorch ${ours.work(b, roofs)})${peak}; agreement ${fixed(error, 2)} of tolerance` };
+      'speed vs PyTorch': `${fixed(b / a)}×`, note: `${ours.work(a, roofs)} (PyTorch ${ours.work(b, roofs)})${peak}; agreement ${fixed(error, 2)} of tolerance${spread}` };
   } finally {
     ours.dispose?.();
     rmSync(dir, { recursive: true, force: true });
@@ -120,6 +141,7 @@ async function runWorkload(workload, torch, context) {
 }
 
 const args = parseArgs(process.argv.slice(2));
+const chosen = chooseWorkloads(args);
 const python = findPython();
 if (!python) {
   console.error(SETUP);
@@ -129,16 +151,20 @@ const threads = getThreads();
 const torch = startTorch(python, threads);
 const root = mkdtempSync(join(tmpdir(), 'grpo-bench-torch-'));
 try {
-  const config = await torch.request({ op: 'config' });
+  const config = await torch.request({ op: 'config', bf16: args.bf16 });
   const roofs = await measureRoofs();
   console.log(`grpo-native: cpuPath() ${cpuPath()}, ${threads} threads; read roof ${fixed(roofs.readGBs, 1)} GB/s, FMA roof ${fixed(roofs.fmaGflops, 0)} GFLOP/s`);
   console.log(`PyTorch ${config.version} (${python}): ${config.threads} threads, tcmalloc ${config.tcmalloc ? 'preloaded' : 'not preloaded'}, environment ${JSON.stringify(config.env)}`);
   console.log(`  ${config.blas.join('\n  ')}`);
+  if (args.bf16) {
+    const k = config.bf16_kernels;
+    console.log(`bf16 dense products: grpo-native matmulBf16Kernel() ${matmulBf16Kernel()}; PyTorch autocast, CPU capability ${k.capability}, `
+      + `AMX tiles ${k.amx_tile}, oneDNN bf16 ${k.mkldnn_bf16}, oneDNN matmul ${k.onednn_matmul.join(', ') || 'none seen (not oneDNN)'}`);
+  }
   console.log(`load average ${loadavg().map((x) => fixed(x)).join(' ')}; ${args.rounds} rounds, A B A B …, medians`);
-  const chosen = WORKLOADS.filter((w) => args.names.length === 0 || args.names.includes(w.name));
   const rows = [];
   for (const workload of chosen) {
-    rows.push(await runWorkload(workload, torch, { root, rounds: args.rounds, large: args.large, roofs, python, threads }));
+    rows.push(await runWorkload(workload, torch, { root, rounds: args.rounds, large: args.large, bf16: args.bf16, roofs, python, threads }));
     console.log(JSON.stringify(rows.at(-1)));
   }
   console.table(rows);

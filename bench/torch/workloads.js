@@ -2,11 +2,15 @@
 // prepare(dir) writes the inputs both sides read and returns { call, check, work }: call() is what is timed,
 // check(torchDir) compares grpo-native's outputs with those PyTorch wrote (the worst scaled error, ≤ 1 to pass),
 // work(ms) describes the speed of one call (bandwidth, FLOP rate or tokens/s).
+// The workloads marked bf16 have a bf16 form (`--bf16`, prepare(dir, large, true)): their dense products run in
+// bf16 with float32 sums (the LM head with dtype 'bf16', the model with bf16Matmuls), check() then uses the bf16
+// tolerance, and float32Check(torchDir) compares grpo-native's float32 outputs with PyTorch's bf16 ones (the
+// driver prints it, and check(torchDir-f32), as each side's bf16 spread in units of that tolerance).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BuiltinPolicy, groupAdvantagesSync, linearLogprobsBackwardSync, linearLogprobsSync, logprobsBackwardSync, logprobsSync,
-  mulberry32, policyLossSync, sampleSync, samplingProbsSync, sftLoss,
+  mulberry32, policyLossSync, sampleSync, samplingProbsSync, sftLoss, toBf16,
 } from '../../dist/index.js';
 import { randomLogits, targetsFor } from '../logits.js';
 import { batchOf, DEMO, QWEN05B } from '../model-shapes.js';
@@ -32,7 +36,7 @@ function scaledError(ours, theirs, atol, rtol) {
 }
 
 const gbs = (bytes) => (ms, roofs) => `${fixed(bytes / ms / 1e6, 1)} GB/s, ${fixed((100 * bytes) / ms / 1e6 / roofs.readGBs, 0)}% of read roof`;
-const gflops = (flops) => (ms, roofs) => `${fixed(flops / ms / 1e6, 0)} GFLOP/s, ${fixed((100 * flops) / ms / 1e6 / roofs.fmaGflops, 0)}% of FMA roof`;
+const gflops = (flops, bf16) => (ms, roofs) => `${fixed(flops / ms / 1e6, 0)} GFLOP/s, ${fixed((100 * flops) / ms / 1e6 / roofs.fmaGflops, 0)}% of ${bf16 ? 'the float32 ' : ''}FMA roof`;
 const tokensPerSecond = (tokens) => (ms) => `${fixed((tokens * 1e3) / ms, 0)} tok/s`;
 
 function logprobInputs(dir) {
@@ -81,33 +85,66 @@ function lmHeadInputs(dir) {
   return { T, H, V, hidden, weight, targets };
 }
 
-function lmHeadForward(dir) {
-  const { T, H, V, hidden, weight, targets } = lmHeadInputs(dir);
+/**
+ * Tolerances [atol, rtol] of the dense workloads' outputs, float32 and bf16. Each side rounds the inputs of its
+ * products to bf16 and sums in float32 in its own order (PyTorch's autocast also rounds each product's result to
+ * bf16), so the two bf16 results differ by at most about the sum of the two sides' distances from float32. Those
+ * distances, in units of the float32 tolerance (docs/performance.md, run 8; each --bf16 run prints them again, in
+ * units of the bf16 tolerance): logp of the LM head 9.1 (grpo-native) and 13.8 (PyTorch); its gradients 8.9 and
+ * 8.6; model scores 5.3 and 6.9, generated tokens' logp 4.1 and 5.7; the training step's loss 0.19 and 0.01. The bf16
+ * tolerance is the float32 one times about twice the larger spread; the loss keeps the float32 tolerance, which
+ * already holds both.
+ */
+const F32_TOLERANCE = { logp: [1e-4, 1e-5], grad: [1e-6, 1e-3], loss: [1e-5, 1e-5], score: [1e-4, 1e-4] };
+const BF16_FACTOR = { logp: 30, grad: 20, loss: 1, score: 15 };
+const TOLERANCE = {
+  f32: F32_TOLERANCE,
+  bf16: Object.fromEntries(Object.entries(F32_TOLERANCE).map(([k, [atol, rtol]]) => [k, [BF16_FACTOR[k] * atol, BF16_FACTOR[k] * rtol]])),
+};
+
+/** The LM head's inputs as its dtype takes them: float32, or bf16 bits under --bf16 (rounded once, outside the timing). */
+function lmHeadOperands(inputs, bf16) {
+  const { hidden, weight } = inputs;
+  return bf16 ? [toBf16(hidden), toBf16(weight), { dtype: 'bf16' }] : [hidden, weight, {}];
+}
+
+function lmHeadForward(dir, large, bf16) {
+  const inputs = lmHeadInputs(dir);
+  const { T, H, V, hidden, weight, targets } = inputs;
+  const [h, w, dtypeOption] = lmHeadOperands(inputs, bf16);
+  const logp = (tolerance) => (theirs, ours) => scaledError(ours.logp, readF32(theirs, 'logp.f32'), ...tolerance.logp);
+  const check = logp(bf16 ? TOLERANCE.bf16 : TOLERANCE.f32);
   return {
-    call: () => linearLogprobsSync(hidden, weight, targets),
-    check: (theirs) => scaledError(linearLogprobsSync(hidden, weight, targets).logp, readF32(theirs, 'logp.f32'), 1e-4, 1e-5),
-    work: gflops(2 * T * H * V),
-    memory: 'forwardPeakExtraMb',
+    call: () => linearLogprobsSync(h, w, targets, dtypeOption),
+    check: (theirs) => check(theirs, linearLogprobsSync(h, w, targets, dtypeOption)),
+    float32Check: (theirs) => logp(TOLERANCE.bf16)(theirs, linearLogprobsSync(hidden, weight, targets)),
+    work: gflops(2 * T * H * V, bf16),
+    memory: bf16 ? undefined : 'forwardPeakExtraMb', // bench/fused-memory.js measures the float32 head
   };
 }
 
-function lmHeadForwardBackward(dir) {
-  const { T, H, V, hidden, weight, targets } = lmHeadInputs(dir);
+function lmHeadForwardBackward(dir, large, bf16) {
+  const inputs = lmHeadInputs(dir);
+  const { T, H, V, targets } = inputs;
   const gradLogp = new Float32Array(T).fill(1);
   const grads = { gradHidden: new Float32Array(T * H), gradWeight: new Float32Array(V * H) };
-  const call = () => {
+  const run = ([h, w, dtypeOption]) => {
     // the backward reuses the forward's lse (PyTorch's autograd likewise keeps its forward's results)
-    const forward = linearLogprobsSync(hidden, weight, targets, { lse: true });
-    linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { ...grads, saved: forward });
+    const forward = linearLogprobsSync(h, w, targets, { ...dtypeOption, lse: true });
+    linearLogprobsBackwardSync(h, w, targets, gradLogp, { ...dtypeOption, ...grads, saved: forward });
     return forward.logp;
   };
+  const compare = (tolerance) => (theirs, logp) => Math.max(scaledError(logp, readF32(theirs, 'logp.f32'), ...tolerance.logp),
+    scaledError(grads.gradHidden, readF32(theirs, 'grad_hidden.f32'), ...tolerance.grad),
+    scaledError(grads.gradWeight, readF32(theirs, 'grad_weight.f32'), ...tolerance.grad));
+  const operands = lmHeadOperands(inputs, bf16);
+  const check = compare(bf16 ? TOLERANCE.bf16 : TOLERANCE.f32);
   return {
-    call,
-    check: (theirs) => Math.max(scaledError(call(), readF32(theirs, 'logp.f32'), 1e-4, 1e-5),
-      scaledError(grads.gradHidden, readF32(theirs, 'grad_hidden.f32'), 1e-6, 1e-3),
-      scaledError(grads.gradWeight, readF32(theirs, 'grad_weight.f32'), 1e-6, 1e-3)),
-    work: gflops(3 * 2 * T * H * V), // the three products PyTorch runs: logits, d hidden, d weight
-    memory: 'backwardPeakExtraMb',
+    call: () => run(operands),
+    check: (theirs) => check(theirs, run(operands)),
+    float32Check: (theirs) => compare(TOLERANCE.bf16)(theirs, run(lmHeadOperands(inputs, false))),
+    work: gflops(3 * 2 * T * H * V, bf16), // the three products PyTorch runs: logits, d hidden, d weight
+    memory: bf16 ? undefined : 'backwardPeakExtraMb',
   };
 }
 
@@ -125,10 +162,26 @@ function writeBatch(dir, meta, name, batch) {
   meta[name] = { rows: batch.prompts.length, prompt: batch.prompts[0].length, completion: batch.completions[0].length };
 }
 
-/** The policy (seed 1) saved to dir/checkpoint for the PyTorch model, the check batch and the workload's batch. */
-async function modelInputs(dir, large, kind) {
+/** The built-in policy of the model workloads (seed 1), with bf16 dense layers under --bf16. */
+const createPolicy = (config, bf16) => BuiltinPolicy.createAsync(config, { seed: 1, optimizer: { learningRate: 1e-3 }, bf16Matmuls: bf16 });
+
+/** Runs `use` on a float32 twin of the policy (the same seed, so the same weights), then frees it. */
+async function withFloat32Policy(config, use) {
+  const policy = await createPolicy(config, false);
+  try {
+    return await use(policy);
+  } finally {
+    policy.dispose();
+  }
+}
+
+/**
+ * The policy (seed 1) saved to dir/checkpoint for the PyTorch model, the check batch and the workload's batch; the
+ * model's tolerances (float32, or bf16 under --bf16).
+ */
+async function modelInputs(dir, large, kind, bf16) {
   const { config, ...shapes } = modelShape(large);
-  const policy = await BuiltinPolicy.createAsync(config, { seed: 1, optimizer: { learningRate: 1e-3 } });
+  const policy = await createPolicy(config, bf16);
   await policy.save(join(dir, 'checkpoint'));
   const [rows, prompt, completion] = shapes[kind];
   const meta = {};
@@ -136,41 +189,49 @@ async function modelInputs(dir, large, kind) {
   const batch = batchOf(config, rows, prompt, completion, 11);
   writeBatch(dir, meta, 'check', check);
   writeBatch(dir, meta, kind, batch);
-  return { policy, meta, check, batch, tokens: rows * completion };
+  return { config, policy, meta, check, batch, tokens: rows * completion, tolerance: bf16 ? TOLERANCE.bf16 : TOLERANCE.f32 };
 }
 
-async function modelScore(dir, large) {
-  const { policy, meta, check, batch } = await modelInputs(dir, large, 'score');
+const flat = (rows) => Float32Array.from(rows.flatMap((r) => Array.from(r)));
+
+async function modelScore(dir, large, bf16) {
+  const { config, policy, meta, check, batch, tolerance } = await modelInputs(dir, large, 'score', bf16);
   writeMeta(dir, meta);
   const scored = batch.prompts.length * (batch.prompts[0].length + batch.completions[0].length - 1);
+  const compare = async (theirs, scorer, [atol, rtol]) => {
+    const ours = await scorer.score(check);
+    return Math.max(scaledError(flat(ours.logp), readF32(theirs, 'logp.f32'), atol, rtol),
+      scaledError(flat(ours.entropy), readF32(theirs, 'entropy.f32'), atol, rtol));
+  };
   return {
     call: () => policy.score(batch),
-    check: async (theirs) => {
-      const ours = await policy.score(check);
-      const flat = (rows) => Float32Array.from(rows.flatMap((r) => Array.from(r)));
-      return Math.max(scaledError(flat(ours.logp), readF32(theirs, 'logp.f32'), 1e-4, 1e-4),
-        scaledError(flat(ours.entropy), readF32(theirs, 'entropy.f32'), 1e-4, 1e-4));
-    },
+    check: (theirs) => compare(theirs, policy, tolerance.score),
+    float32Check: (theirs) => withFloat32Policy(config, (twin) => compare(theirs, twin, TOLERANCE.bf16.score)),
     work: tokensPerSecond(scored),
     dispose: () => policy.dispose(),
   };
 }
 
-async function modelTrain(dir, large) {
-  const { policy, meta, batch } = await modelInputs(dir, large, 'train');
+async function modelTrain(dir, large, bf16) {
+  const { config, policy, meta, batch, tolerance } = await modelInputs(dir, large, 'train', bf16);
   writeMeta(dir, meta);
   const scored = batch.prompts.length * (batch.prompts[0].length + batch.completions[0].length);
+  // the first step's loss (both sides start from the saved weights), taken once: each check compares that one step;
+  // the scores themselves: model-score
+  let firstLoss;
+  const compare = (theirs, loss, [atol, rtol]) => scaledError([loss], readF32(theirs, 'loss.f32'), atol, rtol);
+  const stepLoss = async (trainee) => (await trainee.step(batch, sftLoss())).loss;
   return {
     call: () => policy.step(batch, sftLoss()),
-    // the first step's loss (both sides start from the saved weights); the scores themselves: model-score
-    check: async (theirs) => scaledError([(await policy.step(batch, sftLoss())).loss], readF32(theirs, 'loss.f32'), 1e-5, 1e-5),
+    check: async (theirs) => compare(theirs, firstLoss ??= await stepLoss(policy), tolerance.loss),
+    float32Check: async (theirs) => compare(theirs, await withFloat32Policy(config, stepLoss), TOLERANCE.bf16.loss),
     work: tokensPerSecond(scored),
     dispose: () => policy.dispose(),
   };
 }
 
-async function modelGenerate(dir, large) {
-  const { policy, meta, check, batch } = await modelInputs(dir, large, 'generate');
+async function modelGenerate(dir, large, bf16) {
+  const { config, policy, meta, check, batch, tolerance } = await modelInputs(dir, large, 'generate', bf16);
   const newTokens = batch.completions[0].length;
   meta.generate.newTokens = newTokens;
   // PyTorch replays grpo-native's tokens through its KV cache: the log-probs of the cached path must agree
@@ -179,7 +240,12 @@ async function modelGenerate(dir, large) {
   writeMeta(dir, meta);
   return {
     call: () => policy.generate(batch.prompts, { maxNewTokens: newTokens, seed: 3, stopTokens: [] }),
-    check: (theirs) => scaledError(Float32Array.from(generated.flatMap((g) => Array.from(g.logp))), readF32(theirs, 'logp.f32'), 1e-4, 1e-4),
+    check: (theirs) => scaledError(flat(generated.map((g) => g.logp)), readF32(theirs, 'logp.f32'), ...tolerance.score),
+    // the float32 twin scores the same tokens (at temperature 1 their log-probs are what its generation would give)
+    float32Check: (theirs) => withFloat32Policy(config, async (twin) => {
+      const { logp } = await twin.score({ prompts: check.prompts, completions: generated.map((g) => g.tokens) });
+      return scaledError(flat(logp), readF32(theirs, 'logp.f32'), ...TOLERANCE.bf16.score);
+    }),
     work: tokensPerSecond(batch.prompts.length * newTokens),
     dispose: () => policy.dispose(),
   };
@@ -250,15 +316,15 @@ function groupAdvantages(dir) {
   };
 }
 
-/** name (as in workloads.py), label, repeats per round (the median of which is the round's time), prepare. */
+/** name (as in workloads.py), label, repeats per round (the median of which is the round's time), prepare, bf16 form. */
 export const WORKLOADS = [
   { name: 'logprob-forward', label: 'log-prob forward, logits [2048, 32768]', repeats: 3, prepare: logprobForward },
   { name: 'logprob-forward-backward', label: 'log-prob forward + backward', repeats: 1, prepare: logprobForwardBackward },
-  { name: 'lm-head-forward', label: 'fused LM head forward, T 2048, H 512, V 32768 (PyTorch: matmul + log_softmax + gather)', repeats: 1, prepare: lmHeadForward },
-  { name: 'lm-head-forward-backward', label: 'fused LM head forward + backward', repeats: 1, prepare: lmHeadForwardBackward },
-  { name: 'model-train', label: 'built-in model: training step (SFT loss + AdamW)', repeats: 1, prepare: modelTrain, model: 'train' },
-  { name: 'model-score', label: 'built-in model: scoring', repeats: 1, prepare: modelScore, model: 'score' },
-  { name: 'model-generate', label: 'built-in model: generation with KV cache', repeats: 1, prepare: modelGenerate, model: 'generate' },
+  { name: 'lm-head-forward', label: 'fused LM head forward, T 2048, H 512, V 32768 (PyTorch: matmul + log_softmax + gather)', repeats: 1, prepare: lmHeadForward, bf16: true },
+  { name: 'lm-head-forward-backward', label: 'fused LM head forward + backward', repeats: 1, prepare: lmHeadForwardBackward, bf16: true },
+  { name: 'model-train', label: 'built-in model: training step (SFT loss + AdamW)', repeats: 1, prepare: modelTrain, model: 'train', bf16: true },
+  { name: 'model-score', label: 'built-in model: scoring', repeats: 1, prepare: modelScore, model: 'score', bf16: true },
+  { name: 'model-generate', label: 'built-in model: generation with KV cache', repeats: 1, prepare: modelGenerate, model: 'generate', bf16: true },
   { name: 'top-p', label: 'top-p 0.9 sampling, [384, 32768] (PyTorch: sort-based)', repeats: 3, prepare: topP },
   { name: 'grpo-loss', label: 'GRPO loss forward + backward, 1M tokens (clip 0.2 + β 0.04 k3 KL)', repeats: 5, prepare: grpoLoss },
   { name: 'group-advantages', label: 'group advantages, 64K rewards (G 16)', repeats: 51, prepare: groupAdvantages },

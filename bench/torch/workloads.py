@@ -1,12 +1,14 @@
 # The PyTorch side of each workload of bench/torch/run.js: setup(dir) loads the inputs the driver wrote and returns
 # (call, outputs): call() is what is timed; outputs(dir) runs once and writes what the agreement check reads.
+# The workloads with a bf16 form (workloads.js: bf16) take bf16=True for `--bf16`: their dense products run under
+# torch.autocast('cpu', dtype=torch.bfloat16), the same products grpo-native then runs in bf16, everything else float32.
 import json
 import os
 
 import numpy as np
 import torch
 
-from llama import Llama
+from llama import Llama, dense
 
 
 def load(dir, name, dtype, shape=None):
@@ -22,6 +24,13 @@ def save(dir, name, tensor):
 def meta(dir):
     with open(os.path.join(dir, 'meta.json')) as f:
         return json.load(f)
+
+
+def logits_of(hidden, weight, bf16):
+    """hidden @ weight.t(), float32; under `--bf16` the product runs in bf16 and only its result is widened."""
+    with dense(bf16):
+        logits = hidden @ weight.t()
+    return logits.float()
 
 
 def logprobs(logits, targets):
@@ -64,23 +73,23 @@ def lm_head_inputs(dir):
     return m, hidden, weight, load(dir, 'targets.i32', np.int32)
 
 
-def lm_head_forward(dir):
+def lm_head_forward(dir, bf16=False):
     _, hidden, weight, targets = lm_head_inputs(dir)
 
     def call():
         with torch.no_grad():
-            return logprobs(hidden @ weight.t(), targets)
+            return logprobs(logits_of(hidden, weight, bf16), targets)
     return call, lambda out: save(out, 'logp.f32', call())
 
 
-def lm_head_forward_backward(dir):
+def lm_head_forward_backward(dir, bf16=False):
     _, hidden, weight, targets = lm_head_inputs(dir)
     hidden.requires_grad_()
     weight.requires_grad_()
 
     def call():
         hidden.grad = weight.grad = None
-        logp = logprobs(hidden @ weight.t(), targets)
+        logp = logprobs(logits_of(hidden, weight, bf16), targets)
         logp.backward(torch.ones_like(logp))
         return logp, hidden.grad, weight.grad
 
@@ -106,8 +115,8 @@ def score_rows(model, prompts, completions, entropy=True):
     return logp, -(logsm.exp() * logsm).sum(-1) if entropy else None
 
 
-def model_score(dir):
-    model = Llama(os.path.join(dir, 'checkpoint'))
+def model_score(dir, bf16=False):
+    model = Llama(os.path.join(dir, 'checkpoint'), bf16)
     prompts, completions = model_batch(dir, 'score')
     check_prompts, check_completions = model_batch(dir, 'check')
     chunk = 32  # sequences per forward: the [chunk, C, V] logits stay near 100 MB
@@ -125,10 +134,10 @@ def model_score(dir):
     return call, outputs
 
 
-def model_train(dir):
+def model_train(dir, bf16=False):
     """One SFT step as BuiltinPolicy.step(batch, sftLoss()) runs it: mean −logp of the completion tokens, backward,
     global gradient norm clipped to 1, AdamW (lr 1e-3, decay 0.01 on matrices and embeddings only)."""
-    model = Llama(os.path.join(dir, 'checkpoint'))
+    model = Llama(os.path.join(dir, 'checkpoint'), bf16)
     prompts, completions = model_batch(dir, 'train')
     params = list(model.params.values())
     for p in params:
@@ -169,8 +178,8 @@ def decode(model, prompts, new_tokens, forced=None, generator=None):
     return torch.stack(tokens, 1), torch.stack(logps, 1)
 
 
-def model_generate(dir):
-    model = Llama(os.path.join(dir, 'checkpoint'))
+def model_generate(dir, bf16=False):
+    model = Llama(os.path.join(dir, 'checkpoint'), bf16)
     m = meta(dir)['generate']
     prompts, _ = model_batch(dir, 'generate')
     check_prompts, check_tokens = model_batch(dir, 'generated')
