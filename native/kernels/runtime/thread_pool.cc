@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -13,6 +14,23 @@
 namespace grpo {
 
 namespace {
+
+// How long a worker waiting for the next job, and a caller waiting for its workers, spin before they
+// sleep: the fork-joins of one kernel call (a GEMM's pack and compute steps, a model layer's products)
+// follow each other within microseconds, and a futex wake-up costs tens of them on a VM.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+// Spins until ready() holds or kSpin has passed; returns whether it holds.
+template <typename Ready> bool spin_until(const Ready& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
 
 int default_threads() {
   unsigned hw = std::thread::hardware_concurrency();
@@ -50,8 +68,10 @@ class Pool {
     }
     wake_.notify_all();
     work_on(job);
+    const auto finished = [&] { return job.done.load() == job.blocks && active_.load() == 0; };
+    spin_until(finished);
     std::unique_lock<std::mutex> lock(mutex_);
-    finished_.wait(lock, [&] { return job.done.load() == job.blocks && active_ == 0; });
+    finished_.wait(lock, finished);
     job_ = nullptr;
   }
 
@@ -75,6 +95,7 @@ class Pool {
     uint64_t seen = 0;
     for (;;) {
       Job* job;
+      spin_until([&] { return generation_.load() != seen || stopping_.load(); });
       {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return stopping_ || (job_ != nullptr && generation_ != seen); });
@@ -106,10 +127,11 @@ class Pool {
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, finished_;
+  // Written under mutex_; atomic so that spinning threads may read them without it.
   Job* job_ = nullptr;
-  uint64_t generation_ = 0;
-  int active_ = 0;
-  bool stopping_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> active_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 // Serialises callers: two async kernel calls share the pool one after the other.
