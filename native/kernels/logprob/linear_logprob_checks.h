@@ -14,12 +14,28 @@ namespace grpo::linear_logprob_checks {
 inline bool finite(float value) { return std::isfinite(value); }
 inline bool finite(uint16_t bf16_value) { return bf16::finite(bf16_value); }
 
+// Index of the first non-finite value of values[0, n), or -1. Each block is first tested without a branch, a
+// loop the compiler vectorises: an early-exit scan of the LM head's weight (V × H values on every call) stays
+// scalar, about 5% of a forward (docs/performance.md).
+template <typename T>
+int64_t first_nonfinite(const T* values, int64_t n) {
+  constexpr int64_t kBlock = 4096;
+  for (int64_t begin = 0; begin < n; begin += kBlock) {
+    const int64_t end = begin + kBlock < n ? begin + kBlock : n;
+    int bad = 0;
+    for (int64_t i = begin; i < end; ++i) bad |= !finite(values[i]);
+    if (!bad) continue;
+    for (int64_t i = begin; i < end; ++i)
+      if (!finite(values[i])) return i;
+  }
+  return -1;
+}
+
 // NULL values pass (an absent optional input).
 template <typename T>
 void all_finite(const T* values, int64_t n, const char* name) {
-  if (!values) return;
-  for (int64_t i = 0; i < n; ++i)
-    if (!finite(values[i])) fail(GRPO_ERR_NON_FINITE, "%s[%lld] is not finite", name, static_cast<long long>(i));
+  const int64_t bad = values ? first_nonfinite(values, n) : -1;
+  if (bad >= 0) fail(GRPO_ERR_NON_FINITE, "%s[%lld] is not finite", name, static_cast<long long>(bad));
 }
 
 // Also the CUDA grpo_logprob_* entry points' temperature check (native/cuda/logprob.cu).
