@@ -268,21 +268,28 @@ std::vector<int64_t> packed_offsets(const TileKernel& kn, int64_t N, int64_t K, 
 }  // namespace gemm_detail
 
 PackedB pack_b(bool trans_b, int64_t N, int64_t K, const float* B, int64_t ldb) {
+  PackedB p;
+  repack_b(trans_b, N, K, B, ldb, p);
+  return p;
+}
+
+void repack_b(bool trans_b, int64_t N, int64_t K, const float* B, int64_t ldb, PackedB& p) {
   using namespace gemm_detail;
   const TileKernel& kn = best_kernel();
-  PackedB p;
   p.N = N, p.K = K, p.k_step = K > 0 ? ceil_div(K, ceil_div(K, kMaxKC)) : 1;
   p.offsets = packed_offsets(kn, N, K, p.k_step);
   const size_t bytes = (static_cast<size_t>(std::max<int64_t>(p.offsets.back(), 16)) * sizeof(float) + 63) / 64 * 64;
-  p.panels = {static_cast<float*>(std::aligned_alloc(64, bytes)), std::free};
-  if (!p.panels) throw std::bad_alloc();
+  if (bytes > p.capacity) {
+    p.panels = {static_cast<float*>(std::aligned_alloc(64, bytes)), std::free};
+    if (!p.panels) throw std::bad_alloc();
+    p.capacity = bytes;
+  }
   const Operand b{B, ldb, !trans_b};
   size_t chunk = 0;
   for (int64_t k0 = 0; k0 < K; k0 += p.k_step)
     for (int64_t n0 = 0; n0 < N; n0 += kChunkCols, ++chunk)
       pack_chunk(kn, b, b, false, 0, 0, n0, std::min(kChunkCols, N - n0), k0, std::min(p.k_step, K - k0), nullptr,
                  p.panels.get() + p.offsets[chunk]);
-  return p;
 }
 
 void gemm_packed(int64_t M, const float* A, int64_t lda, const PackedB& p, float* C, int64_t ldc) {

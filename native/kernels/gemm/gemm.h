@@ -20,8 +20,12 @@ struct PackedB {
   int64_t N = 0, K = 0, k_step = 0;
   std::vector<int64_t> offsets;  // [k-chunk][n-chunk] first float of that chunk's panels
   std::unique_ptr<float, void (*)(void*)> panels{nullptr, nullptr};
+  size_t capacity = 0;  // bytes held by panels
 };
 PackedB pack_b(bool trans_b, int64_t N, int64_t K, const float* B, int64_t ldb);
+
+// The same into `p`, reusing its memory when it holds enough (one buffer re-packed per slice of a weight).
+void repack_b(bool trans_b, int64_t N, int64_t K, const float* B, int64_t ldb, PackedB& p);
 
 // C [M, N] = A [M, K] · op(B): the same bits as gemm(false, trans_b, M, N, K, 1, A, lda, B, ldb, 0, C, ldc).
 void gemm_packed(int64_t M, const float* A, int64_t lda, const PackedB& b, float* C, int64_t ldc);

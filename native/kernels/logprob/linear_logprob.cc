@@ -20,9 +20,9 @@ namespace grpo::linear_logprob {
 
 namespace {
 
-// A tile of 512 × 2048 floats = 4 MB. Every row block re-packs the whole weight for its logits products, so taller
-// blocks pack it fewer times: 1 thread, T 2048, H 512, V 32768, forward 1.09× the GEMM alone against 1.14× at
-// 256 × 4096 (same tile size); the backward's 3 products 5% faster (docs/performance.md).
+// A tile of 512 × 2048 floats = 4 MB, the workspace. The vocab tiles are the outer loop: each weight slice is packed
+// once and its tile computed for every row block in turn (a row-block-outer loop re-packed the whole weight for
+// every row block: 6–10% of a forward at T 2048, H 512, V 32768; docs/performance.md).
 constexpr int64_t kDefaultChunkRows = 512;
 constexpr int64_t kDefaultChunkVocab = 2048;
 
@@ -48,21 +48,27 @@ void absorb_tile_row(const float* x, int64_t cols, int64_t row, int64_t v0, int3
          static_cast<long long>(v0));
 }
 
-// Statistics (lse, entropy, logp) of every row of the row block [r0, r0 + n).
-void row_block_stats(Head& head, const float* bias, const int32_t* targets, const Shape& s,
-                     const grpo_linear_logprob_options& o, int64_t r0, int64_t n, float* tile, std::vector<OnlineRow>& state) {
+// Calls fn(r0, n, v0, cols) for every tile: vocab tiles in order, and within each the row blocks in order.
+template <typename Fn> void for_each_tile(const Shape& s, const Fn& fn) {
+  for (int64_t v0 = 0; v0 < s.vocab; v0 += s.chunk_vocab)
+    for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows)
+      fn(r0, std::min(s.chunk_rows, s.rows - r0), v0, std::min(s.chunk_vocab, s.vocab - v0));
+}
+
+// Running statistics of every row (state [rows]), absorbing the vocab tiles in order.
+void row_stats(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
+               float* tile, std::vector<OnlineRow>& state) {
   const float scale = 1.0f / o.temperature;
-  state.assign(static_cast<size_t>(n), OnlineRow{});
-  for (int64_t v0 = 0; v0 < s.vocab; v0 += s.chunk_vocab) {
-    const int64_t cols = std::min(s.chunk_vocab, s.vocab - v0);
+  state.assign(static_cast<size_t>(s.rows), OnlineRow{});
+  for_each_tile(s, [&](int64_t r0, int64_t n, int64_t v0, int64_t cols) {
     compute_tile(head, bias, r0, n, v0, cols, tile);
     parallel_for(n, 8, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         if (targets[r0 + r] == o.ignore_index) continue;
-        absorb_tile_row(tile + r * cols, cols, r0 + r, v0, targets[r0 + r], scale, state[r]);
+        absorb_tile_row(tile + r * cols, cols, r0 + r, v0, targets[r0 + r], scale, state[r0 + r]);
       }
     });
-  }
+  });
 }
 
 struct RowOutput {
@@ -76,7 +82,7 @@ RowOutput finish_row(const OnlineRow& state, int64_t row) {
   return {stats.max, log_sum, (state.target_logit - stats.max) - log_sum, stats.entropy()};
 }
 
-// Turns the logits tile into its gradient in place and multiplies it out.
+// Turns the logits tile into its gradient in place and multiplies it out (rows: every row's statistics).
 void backward_tile(Head& head, const int32_t* targets, const grpo_linear_logprob_options& o, int64_t r0, int64_t n,
                    int64_t v0, int64_t cols, const std::vector<RowOutput>& rows, float* tile, const Gradients& g) {
   const float scale = 1.0f / o.temperature;
@@ -89,7 +95,8 @@ void backward_tile(Head& head, const int32_t* targets, const grpo_linear_logprob
         continue;
       }
       const int64_t local_target = target >= v0 && target < v0 + cols ? target - v0 : -1;
-      softmax_row_backward(x, cols, scale, rows[r].max, rows[r].log_sum, rows[r].entropy, g.logp[r0 + r],
+      const RowOutput& row = rows[r0 + r];
+      softmax_row_backward(x, cols, scale, row.max, row.log_sum, row.entropy, g.logp[r0 + r],
                            g.entropy ? g.entropy[r0 + r] : 0.0f, local_target, x);
     }
   });
@@ -103,9 +110,18 @@ void backward_tile(Head& head, const int32_t* targets, const grpo_linear_logprob
 }
 
 // The rows' statistics from the forward: log p_j = x_j·scale − lse, i.e. max = lse and log_sum = 0.
-void saved_rows(const SavedStats& saved, int64_t r0, int64_t n, std::vector<RowOutput>& rows) {
-  rows.resize(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) rows[r] = {saved.lse[r0 + r], 0.0f, 0.0f, saved.entropy ? saved.entropy[r0 + r] : 0.0f};
+void saved_rows(const SavedStats& saved, int64_t rows_count, std::vector<RowOutput>& rows) {
+  rows.resize(static_cast<size_t>(rows_count));
+  for (int64_t r = 0; r < rows_count; ++r) rows[r] = {saved.lse[r], 0.0f, 0.0f, saved.entropy ? saved.entropy[r] : 0.0f};
+}
+
+// Every row's statistics from a pass over the logits (ignored rows: zeros).
+void computed_rows(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
+                   float* tile, std::vector<RowOutput>& rows) {
+  std::vector<OnlineRow> state;
+  row_stats(head, bias, targets, s, o, tile, state);
+  rows.resize(static_cast<size_t>(s.rows));
+  for (int64_t r = 0; r < s.rows; ++r) rows[r] = targets[r] == o.ignore_index ? RowOutput{} : finish_row(state[r], r);
 }
 
 }  // namespace
@@ -119,17 +135,12 @@ Shape make_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_
 void forward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
              float* logp, float* entropy, float* lse) {
   std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
-  std::vector<OnlineRow> state;
-  for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows) {
-    const int64_t n = std::min(s.chunk_rows, s.rows - r0);
-    row_block_stats(head, bias, targets, s, o, r0, n, tile.data(), state);
-    for (int64_t r = 0; r < n; ++r) {
-      const bool ignored = targets[r0 + r] == o.ignore_index;
-      const RowOutput out = ignored ? RowOutput{} : finish_row(state[r], r0 + r);
-      logp[r0 + r] = out.logp;
-      if (entropy) entropy[r0 + r] = out.entropy;
-      if (lse) lse[r0 + r] = out.max + out.log_sum;
-    }
+  std::vector<RowOutput> rows;
+  computed_rows(head, bias, targets, s, o, tile.data(), rows);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    logp[r] = rows[r].logp;
+    if (entropy) entropy[r] = rows[r].entropy;
+    if (lse) lse[r] = rows[r].max + rows[r].log_sum;
   }
 }
 
@@ -141,24 +152,14 @@ void backward(Head& head, const float* bias, const int32_t* targets, const Shape
     if (g.bias) std::fill(g.bias, g.bias + s.vocab, 0.0f);
   }
   std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
-  std::vector<OnlineRow> state;
   std::vector<RowOutput> rows;
-  for (int64_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows) {
-    const int64_t n = std::min(s.chunk_rows, s.rows - r0);
-    if (saved.lse) {
-      saved_rows(saved, r0, n, rows);
-    } else {
-      row_block_stats(head, bias, targets, s, o, r0, n, tile.data(), state);
-      rows.resize(static_cast<size_t>(n));
-      for (int64_t r = 0; r < n; ++r)
-        rows[r] = targets[r0 + r] == o.ignore_index ? RowOutput{} : finish_row(state[r], r0 + r);
-    }
-    for (int64_t v0 = 0; v0 < s.vocab; v0 += s.chunk_vocab) {
-      const int64_t cols = std::min(s.chunk_vocab, s.vocab - v0);
-      compute_tile(head, bias, r0, n, v0, cols, tile.data());
-      backward_tile(head, targets, o, r0, n, v0, cols, rows, tile.data(), g);
-    }
-  }
+  if (saved.lse) saved_rows(saved, s.rows, rows);
+  else computed_rows(head, bias, targets, s, o, tile.data(), rows);
+  // Each row's gradient sums its vocab tiles in order, each weight row's its row blocks: the bits of any tile order.
+  for_each_tile(s, [&](int64_t r0, int64_t n, int64_t v0, int64_t cols) {
+    compute_tile(head, bias, r0, n, v0, cols, tile.data());
+    backward_tile(head, targets, o, r0, n, v0, cols, rows, tile.data(), g);
+  });
 }
 
 namespace {
@@ -168,9 +169,11 @@ class Float32Head final : public Head {
  public:
   Float32Head(const float* hidden, const float* weight, const Shape& s) : hidden_(hidden), weight_(weight), s_(s) {}
 
+  // The weight slice of vocab tile v0 is packed on its first row block and kept for the others.
   void logits(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile) override {
-    gemm(false, true, n, cols, s_.hidden, 1.0f, hidden_ + r0 * s_.hidden, s_.hidden, weight_ + v0 * s_.hidden, s_.hidden,
-         0.0f, tile, cols);
+    const int64_t H = s_.hidden;
+    if (v0 != packed_v0_ || cols != packed_.N) repack_b(true, cols, H, weight_ + v0 * H, H, packed_), packed_v0_ = v0;
+    gemm_packed(n, hidden_ + r0 * H, H, packed_, tile, cols);
   }
 
   void multiply_out(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile, float* grad_hidden,
@@ -183,6 +186,8 @@ class Float32Head final : public Head {
  private:
   const float *hidden_, *weight_;
   Shape s_;
+  PackedB packed_;  // weight[packed_v0_ .. + packed_.N) as op(B) of the logits product
+  int64_t packed_v0_ = -1;
 };
 
 }  // namespace
