@@ -24,6 +24,11 @@ GRPO_INLINE void prefetch(const float* p, int64_t count) {
   for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k);
 }
 
+// The fused sweeps read `next` while they compute this span's exps, and the hardware prefetcher alone leaves
+// those loads waiting on memory (the forward took compute + memory time, not the larger of the two, on one
+// thread: docs/performance.md). Each 16 floats of `next` read, they request the line this far beyond it.
+constexpr int64_t kPrefetchAhead = 2048;  // floats: one span
+
 // The same for lines about to be written.
 GRPO_INLINE void prefetch_for_write(float* p, int64_t count) {
   for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k, 1);
@@ -61,7 +66,8 @@ GRPO_CLONES ExpMoments exp_moments_next_max(const float* x, int64_t n, float sca
   for (int l = 0; l < kLanes; ++l) top[l] = -kInf;
   const int64_t both = std::min(n, next_n) / kLanes * kLanes;
   int64_t i = 0;
-  for (; i < both; i += kLanes)
+  for (; i < both; i += kLanes) {
+    __builtin_prefetch(next + i + kPrefetchAhead);
     for (int l = 0; l < kLanes; ++l) {
       const float d = clamp_low(x[i + l] * scale - shift);
       const float e = exp_masked(d);
@@ -71,6 +77,7 @@ GRPO_CLONES ExpMoments exp_moments_next_max(const float* x, int64_t n, float sca
       bad[l] |= !(v < kInf);
       top[l] = v > top[l] ? v : top[l];
     }
+  }
   ExpMoments rest = exp_moments(x + i, n - i, scale, shift);
   bool rest_bad = false;
   float result = simd::max_checked(next + both, next_n - both, &rest_bad);
@@ -92,11 +99,13 @@ GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float
   for (int l = 0; l < kLanes; ++l) top[l] = -INFINITY;
   const int64_t both = std::min(n, next_n) / kLanes * kLanes;
   int64_t i = 0;
-  for (; i < both; i += kLanes)
+  for (; i < both; i += kLanes) {
+    __builtin_prefetch(next + i + kPrefetchAhead);
     for (int l = 0; l < kLanes; ++l) {
       sum[l] += exp_masked(x[i + l] * scale - shift);
       top[l] = next[i + l] > top[l] ? next[i + l] : top[l];  // as simd::max_of: NaN ignored
     }
+  }
   for (; i + kLanes <= n; i += kLanes)
     for (int l = 0; l < kLanes; ++l) sum[l] += exp_masked(x[i + l] * scale - shift);
   for (int l = 0; i < n; ++i, ++l) sum[l] += exp_masked(x[i] * scale - shift);
