@@ -24,11 +24,6 @@ GRPO_INLINE void prefetch(const float* p, int64_t count) {
   for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k);
 }
 
-// The fused sweeps read `next` while they compute this span's exps, and the hardware prefetcher alone leaves
-// those loads waiting on memory (the forward took compute + memory time, not the larger of the two, on one
-// thread: docs/performance.md). Each 16 floats of `next` read, they request the line this far beyond it.
-constexpr int64_t kPrefetchAhead = 2048;  // floats: one span
-
 // The same for lines about to be written.
 GRPO_INLINE void prefetch_for_write(float* p, int64_t count) {
   for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k, 1);
@@ -67,7 +62,7 @@ GRPO_CLONES ExpMoments exp_moments_next_max(const float* x, int64_t n, float sca
   const int64_t both = std::min(n, next_n) / kLanes * kLanes;
   int64_t i = 0;
   for (; i < both; i += kLanes) {
-    __builtin_prefetch(next + i + kPrefetchAhead);
+    __builtin_prefetch(next + i + simd::kPrefetchAhead);
     for (int l = 0; l < kLanes; ++l) {
       const float d = clamp_low(x[i + l] * scale - shift);
       const float e = exp_masked(d);
@@ -100,7 +95,7 @@ GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float
   const int64_t both = std::min(n, next_n) / kLanes * kLanes;
   int64_t i = 0;
   for (; i < both; i += kLanes) {
-    __builtin_prefetch(next + i + kPrefetchAhead);
+    __builtin_prefetch(next + i + simd::kPrefetchAhead);
     for (int l = 0; l < kLanes; ++l) {
       sum[l] += exp_masked(x[i + l] * scale - shift);
       top[l] = next[i + l] > top[l] ? next[i + l] : top[l];  // as simd::max_of: NaN ignored

@@ -121,6 +121,11 @@ GRPO_INLINE float exp_masked(float d) {
   return keep_if(!(d < kExpZeroBelow), p * bits_to_float(float_to_bits(t) << 23));
 }
 
+// A fused sweep computes on data in cache while it reads the next span or row from memory; the hardware
+// prefetcher alone left those loads waiting, so the sweep took compute + memory time rather than the larger of
+// the two (docs/performance.md). Each 16 floats read, such a sweep requests the line this many floats beyond.
+constexpr int64_t kPrefetchAhead = 2048;
+
 // Whether grpo_cpu_path() is "avx512": the x86-64-v4 files' functions may run (false in an x86-64-v3 build).
 bool avx512_path();
 

@@ -61,7 +61,8 @@ GRPO_INLINE uint64_t block_fixed_sum(const float* __restrict w, float low_scale,
 template <bool kNext>
 GRPO_INLINE void exp_chunk(const float* __restrict y, const float* __restrict next, float max, float inv_temperature,
                            float* __restrict w, float* mass, int32_t* positive, float* next_max, int32_t* next_bad) {
-  for (int64_t g = 0; g < kChunk; g += kLanes)
+  for (int64_t g = 0; g < kChunk; g += kLanes) {
+    if (kNext) __builtin_prefetch(next + g + simd::kPrefetchAhead);
     for (int l = 0; l < kLanes; ++l) {
       const float d = (y[g + l] - max) * inv_temperature;
       const float e = simd::exp_nonpositive(d);
@@ -74,6 +75,7 @@ GRPO_INLINE void exp_chunk(const float* __restrict y, const float* __restrict ne
         next_max[l] = v > next_max[l] ? v : next_max[l];
       }
     }
+  }
 }
 
 GRPO_CLONES WeightSum exp_weights(const float* __restrict y, int64_t n, float max, float inv_temperature,
