@@ -68,8 +68,12 @@ GRPO_CLONES void forward_row(const AttnShape& s, const Dims& d, const float* q, 
   const float* qt = q + seg.t0 * d.q_ld;
   const auto k_row = [&](int64_t j, int64_t h) { return seg.k + j * d.kv_ld + (h / d.group) * hd; };
   const auto v_row = [&](int64_t j, int64_t h) { return seg.v + j * d.kv_ld + (h / d.group) * hd; };
-  for (int64_t j = 0; j < tail; j += 4)
+  const int64_t group_floats = 4 * d.kv_ld;  // a group of 4 key (value) rows, contiguous
+  for (int64_t j = 0; j < tail; j += 4) {
+    simd::prefetch(k_row(j, 0) + simd::kPrefetchAhead, group_floats);
     for (int64_t h = 0; h < s.heads; ++h) vec::dot4(qt + h * hd, k_row(j, h), d.kv_ld, hd, S + h * keys + j);
+  }
+  simd::prefetch(v_row(0, 0), std::min(keys * d.kv_ld, simd::kPrefetchAhead));
   for (int64_t h = 0; h < s.heads; ++h) {
     float* Sh = S + h * keys;
     for (int64_t j = tail; j < keys; ++j) Sh[j] = vec::dot(qt + h * hd, k_row(j, h), hd);
@@ -78,8 +82,10 @@ GRPO_CLONES void forward_row(const AttnShape& s, const Dims& d, const float* q, 
   }
   float* o = out + seg.t0 * d.q_ld;
   std::fill(o, o + d.q_ld, 0.0f);
-  for (int64_t j = 0; j < tail; j += 4)
+  for (int64_t j = 0; j < tail; j += 4) {
+    simd::prefetch(v_row(j, 0) + simd::kPrefetchAhead, group_floats);
     for (int64_t h = 0; h < s.heads; ++h) vec::axpy4(S + h * keys + j, v_row(j, h), d.kv_ld, hd, o + h * hd);
+  }
   for (int64_t j = tail; j < keys; ++j)
     for (int64_t h = 0; h < s.heads; ++h) vec::axpy(S[h * keys + j], v_row(j, h), hd, o + h * hd);
 }

@@ -17,17 +17,11 @@ GRPO_INLINE float clamp_low(float d) { return simd::at_least(d, kExpUnderflow); 
 
 constexpr int64_t kPrefetchBlock = 256;  // floats: 16 cache lines requested per block of exps
 
-// Requests [p, p + count) from memory. The exp loops ask for the next span (x + n: the rest of the row, then
-// the next row) block by block while they compute, so that its max pass reads from cache instead of waiting
-// on memory (the max pass took twice the time of the exps on one thread, docs/performance.md).
-GRPO_INLINE void prefetch(const float* p, int64_t count) {
-  for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k);
-}
-
-// The same for lines about to be written.
-GRPO_INLINE void prefetch_for_write(float* p, int64_t count) {
-  for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k, 1);
-}
+// The exp loops ask for the next span (x + n: the rest of the row, then the next row) block by block while
+// they compute, so that its max pass reads from cache instead of waiting on memory (the max pass took twice the
+// time of the exps on one thread, docs/performance.md).
+using simd::prefetch;
+using simd::prefetch_for_write;
 
 GRPO_CLONES ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift) {
   float sum[kLanes] = {}, dot[kLanes] = {};
