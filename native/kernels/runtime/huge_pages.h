@@ -1,7 +1,7 @@
-// Memory for the large buffers that are swept whole (the KV cache): from 2 MB on, 2 MB-aligned
-// and advised to the kernel as transparent huge pages (where THP is "madvise", the default of many
-// distributions, large buffers get 4 KB pages otherwise), so that reading hundreds of MB is not a TLB miss every
-// 4 KB. Without THP the advice is ignored and the buffer is an ordinary aligned allocation.
+// An allocator for the large buffers a decoding step sweeps (the KV cache): from 2 MB on, 2 MB-aligned and
+// advised to the kernel as transparent huge pages (where THP is "madvise", the default of many distributions,
+// large buffers get 4 KB pages otherwise), so that reading hundreds of MB is not a TLB miss every 4 KB.
+// Without THP the advice is ignored and the buffer is an ordinary aligned allocation.
 #pragma once
 
 #include <sys/mman.h>
@@ -15,17 +15,6 @@ namespace grpo {
 
 constexpr size_t kHugePage = size_t{2} << 20;
 
-// At least `bytes`, 64-byte aligned (2 MB from 2 MB on); release with std::free. Throws std::bad_alloc.
-inline void* allocate_large(size_t bytes) {
-  if (bytes > SIZE_MAX - kHugePage) throw std::bad_alloc();
-  const bool huge = bytes >= kHugePage;
-  const size_t align = huge ? kHugePage : 64, rounded = (bytes + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, rounded > 0 ? rounded : align);
-  if (!p) throw std::bad_alloc();
-  if (huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: a failure leaves ordinary pages
-  return p;
-}
-
 template <typename T>
 struct HugePageAllocator {
   using value_type = T;
@@ -34,8 +23,13 @@ struct HugePageAllocator {
   HugePageAllocator(const HugePageAllocator<U>&) {}
 
   T* allocate(size_t n) {
-    if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
-    return static_cast<T*>(allocate_large(n * sizeof(T)));
+    if (n > SIZE_MAX / sizeof(T) - kHugePage) throw std::bad_alloc();
+    const bool huge = n * sizeof(T) >= kHugePage;
+    const size_t align = huge ? kHugePage : 64, bytes = (n * sizeof(T) + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, bytes);
+    if (!p) throw std::bad_alloc();
+    if (huge) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: a failure leaves ordinary pages
+    return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t) { std::free(p); }
 
