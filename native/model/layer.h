@@ -9,7 +9,6 @@
 #include "lora.h"
 #include "params.h"
 #include "rope.h"
-#include "runtime/huge_pages.h"
 
 namespace grpo::model {
 
@@ -28,7 +27,7 @@ struct TokenLayout {
 // Keys and values of every sequence being generated: [layers][rows, max_len, kv_dim].
 struct KvCache {
   int64_t rows = 0, max_len = 0, kv_dim = 0;
-  std::vector<std::vector<float, HugePageAllocator<float>>> k, v;
+  std::vector<std::vector<float>> k, v;
   float* k_row(int64_t layer, int64_t row) { return k[layer].data() + row * max_len * kv_dim; }
   float* v_row(int64_t layer, int64_t row) { return v[layer].data() + row * max_len * kv_dim; }
 };

@@ -1,7 +1,6 @@
 // parallel_for covers every index once, propagates exceptions, and allows nested calls.
 // simd::exp_nonpositive and simd::exp_masked, vectorised as the kernels use them: within 3 ulp of e^x on
 // [-87.3, 0] (2.7 to 2.9 measured), exactly 0 below (and for -Infinity), NaN for NaN.
-// HugePageAllocator: 2 MB-aligned from 2 MB on, 64-byte-aligned below, the buffers usable end to end.
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -9,7 +8,6 @@
 #include <vector>
 
 #include "check.h"
-#include "huge_pages.h"
 #include "grpo/grpo.h"
 #include "simd.h"
 #include "thread_pool.h"
@@ -50,30 +48,9 @@ void check_exp(const char* name, void (*exp)(const float*, int64_t, float*)) {
   CHECK(std::isnan(y[x.size() - 2]) && std::isnan(y[x.size() - 1]));
 }
 
-void check_huge_page_allocator() {
-  using Buffer = std::vector<float, grpo::HugePageAllocator<float>>;
-  for (size_t n : {size_t{3}, size_t{1} << 16, (size_t{2} << 20) / sizeof(float), size_t{5} << 20}) {
-    Buffer buffer(n, 1.0f);
-    const auto address = reinterpret_cast<uintptr_t>(buffer.data());
-    CHECK(address % (n * sizeof(float) >= grpo::kHugePage ? grpo::kHugePage : 64) == 0);
-    buffer.back() = 2.0f;
-    double sum = 0.0;
-    for (float v : buffer) sum += v;
-    CHECK(sum == static_cast<double>(n) + 1.0);
-  }
-  bool refused = false;
-  try {
-    grpo::HugePageAllocator<float>().allocate(SIZE_MAX / 2);
-  } catch (const std::bad_alloc&) {
-    refused = true;
-  }
-  CHECK(refused);
-}
-
 }  // namespace
 
 int main() {
-  check_huge_page_allocator();
   check_exp("exp_nonpositive", exp_span);
   check_exp("exp_masked", exp_masked_span);
   for (int threads : {1, 2, 3}) {
