@@ -29,8 +29,16 @@ using loss_lanes::Row;
 using loss_lanes::Scalars;
 using loss_lanes::Sums;
 
+// The options kTokenPlain leaves out: the k3 estimator alone, no entropy, no delta cap, no dual clip.
+bool plain_options(const LossProblem& p) {
+  const grpo_surrogate& s = p.options.surrogate;
+  const grpo_kl_options& kl = p.options.kl;
+  return kl.estimator == GRPO_KL_K3 && !kl.k2_gradient && !p.entropy && p.keep_threshold == -kInf && !(s.delta > 0.0) &&
+         !(s.dual_clip_c > 0.0);
+}
+
 Level level_of(const LossProblem& p) {
-  if (p.options.is_level == GRPO_IS_TOKEN) return Level::kToken;
+  if (p.options.is_level == GRPO_IS_TOKEN) return plain_options(p) ? Level::kTokenPlain : Level::kToken;
   return p.options.is_level == GRPO_IS_SEQUENCE_TOKEN ? Level::kSequenceToken : Level::kBins;
 }
 
@@ -38,7 +46,8 @@ Level level_of(const LossProblem& p) {
 GRPO_CLONES void row_lanes(const Row r, const Scalars s, Level level, Lanes& out) {
   using loss_lanes::narrow_row;
   Sums acc = loss_lanes::empty_sums();
-  if (level == Level::kToken) narrow_row<Level::kToken>(r, s, 0, acc);
+  if (level == Level::kTokenPlain) narrow_row<Level::kTokenPlain>(r, s, 0, acc);
+  else if (level == Level::kToken) narrow_row<Level::kToken>(r, s, 0, acc);
   else if (level == Level::kSequenceToken) narrow_row<Level::kSequenceToken>(r, s, 0, acc);
   else narrow_row<Level::kBins>(r, s, 0, acc);
   loss_lanes::write_lanes(acc, out);

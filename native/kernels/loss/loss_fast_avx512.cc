@@ -15,7 +15,8 @@ namespace grpo::loss_lanes {
 
 void row_lanes_avx512(const Row r, const Scalars s, Level level, Lanes& out) {
   Sums acc = empty_sums();
-  if (level == Level::kToken) wide_row<Level::kToken>(r, s, acc);
+  if (level == Level::kTokenPlain) wide_row<Level::kTokenPlain>(r, s, acc);
+  else if (level == Level::kToken) wide_row<Level::kToken>(r, s, acc);
   else if (level == Level::kSequenceToken) wide_row<Level::kSequenceToken>(r, s, acc);
   else wide_row<Level::kBins>(r, s, acc);
   write_lanes(acc, out);

@@ -56,7 +56,13 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // How a row's gradient through the ratio is routed: at the token levels it is added to the token's own
 // gradient in the block (the token level also computes its log-weight there, logp − old); at the
 // sequence / item levels it is stored in Row::routed and summed per bin afterwards (route).
-enum class Level { kToken, kSequenceToken, kBins };
+// kTokenPlain: the token level with the common options (the k3 KL estimator without the k2 gradient, no entropy
+// input, no delta cap, no dual clip), whose block leaves out the terms those options would add; the same bits as
+// kToken on the same inputs (test_loss checks it).
+enum class Level { kToken, kTokenPlain, kSequenceToken, kBins };
+
+// Whether a row at level L computes its own log-weights (logp − old) in the block.
+constexpr bool token_level(Level level) { return level == Level::kToken || level == Level::kTokenPlain; }
 
 template <typename V> using IntOf = decltype(V{} < V{});  // the lane masks of float vector V
 
@@ -92,6 +98,17 @@ template <typename V> GRPO_INLINE V kl_value(const V& lr, const Scalars& s, V& d
   return select(out, select(value > V{}, splat<V>(s.kl_value_limit), splat<V>(-s.kl_value_limit)), value);
 }
 
+// The k3 estimator alone (kl_value with k3 = 1, the other weights 0 and no k2 gradient).
+template <typename V> GRPO_INLINE V kl_value_k3(const V& lr, const Scalars& s, V& d_logp) {
+  const V x = clamp_to(-lr, splat<V>(-s.k3_x_limit), splat<V>(s.k3_x_limit));
+  const V e = exp_any(x);
+  const V k3_pass = select((-lr <= splat<V>(s.k3_x_limit)) & (-lr >= splat<V>(-s.k3_x_limit)), splat<V>(1.0f));
+  const V value = e - x - 1.0f, d = (1.0f - e) * k3_pass;
+  const IntOf<V> out = (value > splat<V>(s.kl_value_limit)) | (value < splat<V>(-s.kl_value_limit));
+  d_logp = select(out, V{}, d);
+  return select(out, select(value > V{}, splat<V>(s.kl_value_limit), splat<V>(-s.kl_value_limit)), value);
+}
+
 struct Sums {
   vf loss, policy, kl, low, high, dual, ratio, ratio_min, ratio_max, entropy, ppo_kl, bad;
 };
@@ -124,28 +141,33 @@ template <typename V> GRPO_INLINE void accumulate(const Terms<V>& t, Sums& acc) 
 }
 
 // One vector of tokens: the clip surrogate of loss::clip_term and the KL term, with their gradient.
+// Under kTokenPlain the entropy row is the logp stand-in (its check adds nothing to read's), the threshold
+// −Infinity (every masked-in token kept), delta and the dual clip infinite (never capped, never dual).
 template <Level kLevel, typename V> GRPO_INLINE void block(const Row& r, const Scalars& s, int64_t t, Sums& acc) {
   using I = IntOf<V>;
+  constexpr bool kPlain = kLevel == Level::kTokenPlain;
   const I m = mask_at<V>(r.mask + t);
   const I counted = m | (splat<V>(s.padding) != V{});  // carries loss and gradient
-  const V logp = load<V>(r.logp + t), a = load<V>(r.adv + t), ref = load<V>(r.ref + t), h = load<V>(r.entropy + t);
-  const V d = logp - load<V>(r.old + t), w = kLevel == Level::kToken ? d : load<V>(r.w + t);
-  const V read = (logp - logp) + (a - a) + (d - d) + (ref - ref), check = read + (h - h);
+  const V logp = load<V>(r.logp + t), a = load<V>(r.adv + t), ref = load<V>(r.ref + t);
+  const V h = kPlain ? logp : load<V>(r.entropy + t);  // plain: the stand-in row is logp itself
+  const V d = logp - load<V>(r.old + t), w = token_level(kLevel) ? d : load<V>(r.w + t);
+  const V read = (logp - logp) + (a - a) + (d - d) + (ref - ref), check = kPlain ? read : read + (h - h);
   const I pass = (w <= splat<V>(s.clamp)) & (w >= splat<V>(-s.clamp));
   const V ratio = exp_any(clamp_to(w, splat<V>(-s.clamp), splat<V>(s.clamp)));
-  const I capped = ratio > splat<V>(s.delta);
-  const V rd = select(capped, splat<V>(s.delta), ratio);
+  const I capped = kPlain ? I{} : ratio > splat<V>(s.delta);
+  const V rd = kPlain ? ratio : select(capped, splat<V>(s.delta), ratio);
   const V unclipped = -rd * a, clipped = -clamp_to(ratio, splat<V>(s.lo), splat<V>(s.hi)) * a, bound = -a * s.dual_c;
   const I take_clipped = clipped > unclipped;
   const I inside = (ratio >= splat<V>(s.lo)) & (ratio <= splat<V>(s.hi));
   const V surrogate = select(take_clipped, clipped, unclipped);
-  const V d_surrogate = select(take_clipped, select(inside, -a), select(~capped, -a));
-  const I dual = (a < V{}) & (surrogate > bound);
-  const I keep = m ? (h >= splat<V>(s.threshold)) : (splat<V>(s.keep_padding) != V{});
-  const V value = select(keep, select(dual, bound, surrogate));
-  const V d_ratio = select(keep & ~dual, d_surrogate);
+  const V d_surrogate = select(take_clipped, select(inside, -a), kPlain ? -a : select(~capped, -a));
+  const I dual = kPlain ? I{} : (a < V{}) & (surrogate > bound);
+  const I keep_padding = splat<V>(s.keep_padding) != V{};
+  const I keep = kPlain ? m | keep_padding : (m ? (h >= splat<V>(s.threshold)) : keep_padding);
+  const V value = kPlain ? select(keep, surrogate) : select(keep, select(dual, bound, surrogate));
+  const V d_ratio = kPlain ? select(keep, d_surrogate) : select(keep & ~dual, d_surrogate);
   V kl_d;
-  const V kl = kl_value(logp - ref, s, kl_d);
+  const V kl = kPlain ? kl_value_k3(logp - ref, s, kl_d) : kl_value(logp - ref, s, kl_d);
   const V bias = s.bias * ratio + (1.0f - s.bias);
   const V total_d_ratio = d_ratio + s.bias * s.beta * kl;
   const V direct = select(counted, s.weight * s.beta * kl_d * bias);
@@ -175,7 +197,7 @@ template <Level kLevel> GRPO_INLINE void tail(const Row& r, const Scalars& s, in
   for (int64_t i = 0; i < n; ++i) {
     logp[i] = r.logp[t + i], old[i] = r.old[t + i], ref[i] = r.ref[t + i], adv[i] = r.adv[t + i];
     h[i] = r.entropy[t + i], mask[i] = r.mask[t + i];
-    if (kLevel != Level::kToken) w[i] = r.w[t + i];
+    if (!token_level(kLevel)) w[i] = r.w[t + i];
   }
   block<kLevel, vf>(Row{logp, old, ref, adv, h, w, mask, g, routed, kLanes}, s, 0, acc);
   for (int64_t i = 0; i < n; ++i) r.grad[t + i] = g[i];
