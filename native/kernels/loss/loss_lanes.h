@@ -58,7 +58,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // sequence / item levels it is stored in Row::routed and summed per bin afterwards (route).
 // kTokenPlain: the token level with the common options (the k3 KL estimator without the k2 gradient, no entropy
 // input, no delta cap, no dual clip), whose block leaves out the terms those options would add; the same bits as
-// kToken on the same inputs (test_loss checks it).
+// kToken on the same inputs (test_loss_lanes checks it).
 enum class Level { kToken, kTokenPlain, kSequenceToken, kBins };
 
 // Whether a row at level L computes its own log-weights (logp − old) in the block.
