@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "grpo/advantage.h"
 #include "runtime/error.h"
@@ -22,16 +21,13 @@ inline void options(const grpo_advantage_options* o) {
     fail(GRPO_ERR_VALUE_RANGE, "std_epsilon must be finite and >= 0 (got %g)", o->std_epsilon);
 }
 
+// Whether any of values[0, n) is ±Infinity (advantage_checks.cc: a vector scan on every SIMD path).
+bool any_infinite(const float* values, int64_t n);
+
 // NaN rewards are allowed (the nan_rewards policy handles them); ±Infinity is not.
 inline void rewards_of(const float* rewards, int64_t n) {
   if (n > 0 && !rewards) fail(GRPO_ERR_INVALID_ARGUMENT, "rewards must not be NULL");
-  uint32_t any_infinite = 0;  // no early exit, on the bits: the scan vectorises
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &rewards[i], sizeof bits);
-    any_infinite |= (bits & 0x7fffffffu) == 0x7f800000u;
-  }
-  if (!any_infinite) return;
+  if (!any_infinite(rewards, n)) return;
   for (int64_t i = 0; i < n; ++i)
     if (std::isinf(rewards[i])) fail(GRPO_ERR_NON_FINITE, "rewards[%lld] is infinite", static_cast<long long>(i));
 }

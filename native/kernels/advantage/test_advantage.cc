@@ -21,15 +21,15 @@ void close_nan(const char* what, std::vector<float> fast, std::vector<double> re
   close(what, fast.data(), ref.data(), fast.size(), 1e-5, 1e-5);
 }
 
-std::vector<float> rewards_with_nan(int64_t n, uint32_t seed) {
+std::vector<float> rewards_with_nan(int64_t n, uint32_t seed, bool with_nan = true) {
   std::vector<float> r = grpo::test::random_floats(n, 1.0f, seed);
-  for (int64_t i = 0; i < n; i += 7) r[i] = NAN;
+  for (int64_t i = 0; i < n && with_nan; i += 7) r[i] = NAN;
   for (int64_t i = 3; i < n; i += 11) r[i] = 1.0f;
   return r;
 }
 
-void contiguous_matches_reference(int64_t n, int64_t size, const grpo_advantage_options& o) {
-  const std::vector<float> r = rewards_with_nan(n, 21);
+void contiguous_matches_reference(int64_t n, int64_t size, const grpo_advantage_options& o, bool with_nan = true) {
+  const std::vector<float> r = rewards_with_nan(n, 21, with_nan);
   std::vector<std::vector<int64_t>> groups(n / size);
   for (int64_t i = 0; i < n; ++i) groups[i / size].push_back(i);
   std::vector<float> fast(n);
@@ -38,7 +38,7 @@ void contiguous_matches_reference(int64_t n, int64_t size, const grpo_advantage_
   CHECK(grpo_group_advantages(r.data(), n, size, nullptr, 0, &o, fast.data(), &stats) == GRPO_OK);
   grpo::reference::normalize_groups(r.data(), n, groups, o, ref.data());
   close_nan("contiguous", fast, ref);
-  // The lanes of whole 8-group blocks give the bits of the group-by-group path (group ids i / size).
+  // The lanes of whole 32-group blocks give the bits of the group-by-group path (group ids i / size).
   std::vector<int32_t> ids(n);
   for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>(i / size);
   std::vector<float> by_group(n);
@@ -115,7 +115,11 @@ int main() {
         const grpo_advantage_options o{scale, singleton, nan, 1e-4};
         contiguous_matches_reference(4096, 16, o);
         contiguous_matches_reference(30, 1, o);
-        contiguous_matches_reference(13 * 5, 5, o);  // one block of 8 groups, then 5 one by one
+        contiguous_matches_reference(37 * 5, 5, o);  // one block of 32 groups, then 5 one by one
+        contiguous_matches_reference(4096, 16, o, false);  // every reward scored: the lanes' plain path
+        contiguous_matches_reference(70 * 6, 6, o, false);  // 4 × 4 tiles and a column past them, 6 groups after
+        contiguous_matches_reference(64 * 4, 4, o);
+        contiguous_matches_reference(40, 1, o, false);  // a block of singletons
         indexed_matches_reference(1000, 37, o);
         rank_matches_reference(6, 8, 20, o);
       }
