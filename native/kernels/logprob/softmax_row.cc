@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/simd.h"
+#include "runtime/stream_store.h"
 
 namespace grpo {
 
@@ -82,8 +83,10 @@ GRPO_CLONES ExpMoments exp_moments_next_max(const float* x, int64_t n, float sca
 }
 
 // d needs no clamp here: without Σ e·d, a masked entry (d = −Infinity) is dropped by exp_masked's mask.
-GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
-                                   float* next_max) {
+// kStore: each e also goes to out[0, n).
+template <bool kStore>
+GRPO_INLINE float exp_sum_next_max_body(const float* x, int64_t n, float scale, float shift, float* out, const float* next,
+                                        int64_t next_n, float* next_max) {
   float sum[kLanes] = {}, top[kLanes];
   for (int l = 0; l < kLanes; ++l) top[l] = -INFINITY;
   const int64_t both = std::min(n, next_n) / kLanes * kLanes;
@@ -91,13 +94,23 @@ GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float
   for (; i < both; i += kLanes) {
     __builtin_prefetch(next + i + simd::kPrefetchAhead);
     for (int l = 0; l < kLanes; ++l) {
-      sum[l] += exp_masked(x[i + l] * scale - shift);
+      const float e = exp_masked(x[i + l] * scale - shift);
+      if constexpr (kStore) out[i + l] = e;
+      sum[l] += e;
       top[l] = next[i + l] > top[l] ? next[i + l] : top[l];  // as simd::max_of: NaN ignored
     }
   }
   for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) sum[l] += exp_masked(x[i + l] * scale - shift);
-  for (int l = 0; i < n; ++i, ++l) sum[l] += exp_masked(x[i] * scale - shift);
+    for (int l = 0; l < kLanes; ++l) {
+      const float e = exp_masked(x[i + l] * scale - shift);
+      if constexpr (kStore) out[i + l] = e;
+      sum[l] += e;
+    }
+  for (int l = 0; i < n; ++i, ++l) {
+    const float e = exp_masked(x[i] * scale - shift);
+    if constexpr (kStore) out[i] = e;
+    sum[l] += e;
+  }
   float result = simd::max_of(next + both, next_n - both), total = 0.0f;
   for (int l = 0; l < kLanes; ++l) {
     result = top[l] > result ? top[l] : result;
@@ -107,19 +120,14 @@ GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float
   return total;
 }
 
-GRPO_CLONES float exp_sum_store(const float* x, int64_t n, float scale, float shift, float* out) {
-  float sum[kLanes] = {};
-  int64_t i = 0;
-  while (i + kLanes <= n) {
-    prefetch(x + n + i, kPrefetchBlock);
-    prefetch_for_write(out + n + i, kPrefetchBlock);
-    for (const int64_t end = std::min(i + kPrefetchBlock, n); i + kLanes <= end; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) sum[l] += (out[i + l] = exp_masked(x[i + l] * scale - shift));
-  }
-  for (int l = 0; i < n; ++i, ++l) sum[l] += (out[i] = exp_masked(x[i] * scale - shift));
-  float total = 0.0f;
-  for (int l = 0; l < kLanes; ++l) total += sum[l];
-  return total;
+GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
+                                   float* next_max) {
+  return exp_sum_next_max_body<false>(x, n, scale, shift, nullptr, next, next_n, next_max);
+}
+
+GRPO_CLONES float exp_sum_store_next_max(const float* x, int64_t n, float scale, float shift, float* out, const float* next,
+                                         int64_t next_n, float* next_max) {
+  return exp_sum_next_max_body<true>(x, n, scale, shift, out, next, next_n, next_max);
 }
 
 GRPO_CLONES void scale_span(float* out, int64_t n, float factor) {
@@ -171,16 +179,6 @@ void OnlineSoftmax::merge_sum(float span_max, float sum) {
   max = new_max;
 }
 
-float OnlineSoftmax::absorb_sum(const float* x, int64_t n, float scale, float* e_out) {
-  const float span_max = simd::max_of(x, n) * scale;
-  if (skip_masked(x, n, span_max)) {
-    std::fill(e_out, e_out + n, 0.0f);
-    return span_max;
-  }
-  merge_sum(span_max, exp_sum_store(x, n, scale, span_max, e_out));
-  return span_max;
-}
-
 float OnlineSoftmax::log_sum() const { return std::log(moments.sum); }
 
 float OnlineSoftmax::entropy() const { return log_sum() - moments.dot / moments.sum; }
@@ -205,34 +203,41 @@ OnlineSoftmax row_softmax(const float* x, int64_t n, float scale) {
 }
 
 // Each span's exps run in the sweep that takes the next span's max: the loads from memory overlap the exps.
-OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale) {
+// With e: each span's e relative to its own max go to e (zeros for a masked span), its max to span_max.
+OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale, float* e, std::vector<float>* span_max) {
   OnlineSoftmax state;
   float raw_max = simd::max_of(x, std::min(n, kSpan));
   for (int64_t begin = 0; begin < n; begin += kSpan) {
     const int64_t length = std::min(n - begin, kSpan), next_length = std::clamp<int64_t>(n - begin - kSpan, 0, kSpan);
     const float* span = x + begin;
-    const float span_max = raw_max * scale;
-    if (state.skip_masked(span, length, span_max)) {
+    const float max = raw_max * scale;
+    if (span_max) span_max->push_back(max);
+    if (state.skip_masked(span, length, max)) {
+      if (e) std::fill(e + begin, e + begin + length, 0.0f);
       raw_max = simd::max_of(span + length, next_length);
       continue;
     }
-    state.merge_sum(span_max, exp_sum_next_max(span, length, scale, span_max, span + length, next_length, &raw_max));
+    const float* next = span + length;
+    state.merge_sum(max, e ? exp_sum_store_next_max(span, length, scale, max, e + begin, next, next_length, &raw_max)
+                           : exp_sum_next_max(span, length, scale, max, next, next_length, &raw_max));
   }
   return state;
 }
 
-OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, float* out) {
-  OnlineSoftmax state;
+OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, float* e,
+                                        float* out) {
   std::vector<float> span_max;  // [spans]
   span_max.reserve(static_cast<size_t>((n + kSpan - 1) / kSpan));
-  for (int64_t begin = 0; begin < n; begin += kSpan)
-    span_max.push_back(state.absorb_sum(x + begin, n - begin < kSpan ? n - begin : kSpan, scale, out + begin));
+  const OnlineSoftmax state = row_log_sum_exp(x, n, scale, e, &span_max);
   if (!state.finite || state.max == -INFINITY) return state;
   const float g = -scale * g_logp / state.moments.sum;  // −scale · g_logp · p_j = g · e_j · e^(span max − max)
   for (int64_t s = 0, begin = 0; begin < n; ++s, begin += kSpan) {
     const float share = span_max[s] == -INFINITY ? 0.0f : g * std::exp(span_max[s] - state.max);
-    scale_span(out + begin, n - begin < kSpan ? n - begin : kSpan, share);
+    const int64_t length = n - begin < kSpan ? n - begin : kSpan;
+    if (e == out) scale_span(out + begin, length, share);
+    else simd::stream_scaled(out + begin, e + begin, length, share);
   }
+  if (e != out) simd::stream_fence();  // before the target's read-modify-write below
   if (target >= 0) out[target] += scale * g_logp;
   return state;
 }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace grpo {
 
@@ -29,8 +30,9 @@ ExpMoments exp_moments_next_max(const float* x, int64_t n, float scale, float sh
 float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
                        float* next_max);
 
-// Σ e over x[0, n) as exp_sum_next_max, writing each e to out[0, n) (out may be x).
-float exp_sum_store(const float* x, int64_t n, float scale, float shift, float* out);
+// exp_sum_next_max, writing each e to out[0, n) (out may be x).
+float exp_sum_store_next_max(const float* x, int64_t n, float scale, float shift, float* out, const float* next,
+                             int64_t next_n, float* next_max);
 
 // out[0, n) *= factor.
 void scale_span(float* out, int64_t n, float factor);
@@ -46,12 +48,9 @@ struct OnlineSoftmax {
   void absorb(const float* x, int64_t n, float scale);
   // The merge of one span's moments taken relative to span_max (absorb's second half).
   void merge(float span_max, ExpMoments span);
-  // absorb without Σ e·d (moments.dot stays 0: entropy() is not defined), writing the span's e relative to its
-  // own max to `e_out` (zeros for a span without a finite max). The span's max ignores NaN (one vector
-  // operation per logit) and Σ e comes out NaN when the span holds NaN or +Infinity. Returns that max.
-  float absorb_sum(const float* x, int64_t n, float scale, float* e_out);
-  // absorb_sum's two halves: true for a span whose scaled max is −Infinity (nothing to add; marks the row
-  // bad when the span holds NaN), and the merge of a span's Σ e taken relative to span_max.
+  // Without Σ e·d (moments.dot stays 0: entropy() is not defined): true for a span whose scaled max is
+  // −Infinity (nothing to add; marks the row bad when the span holds NaN), and the merge of a span's Σ e
+  // taken relative to span_max (NaN when the span held NaN or +Infinity: the row is marked bad).
   bool skip_masked(const float* x, int64_t n, float span_max);
   void merge_sum(float span_max, float sum);
   float log_sum() const;
@@ -61,14 +60,21 @@ struct OnlineSoftmax {
 // The statistics of a whole row.
 OnlineSoftmax row_softmax(const float* x, int64_t n, float scale);
 
-// The statistics of a whole row without Σ e·d (no entropy).
-OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale);
+// The statistics of a whole row without Σ e·d (no entropy). Each span's max ignores NaN (one vector operation
+// per logit); Σ e comes out NaN when the row holds NaN or +Infinity. With e [n]: each span's e relative to its
+// own max are written to e (zeros for a span without a finite max), and the span's scaled max appended to
+// span_max.
+OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale, float* e = nullptr,
+                              std::vector<float>* span_max = nullptr);
 
 // The backward of logp alone (no entropy gradient) with one exp per logit: the row's e are written to
-// `out` span by span while the span is in L1, then each span is scaled by its share of the row's
-// softmax, out[j] = scale · g_logp · (δ(j = target) − p_j). `out` may alias `x`. Returns the row's
-// statistics, for the caller's checks (out holds no gradient when !finite or max = −Infinity).
-OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, float* out);
+// `e` [n] span by span while the span is in L1, then each span is scaled by its share of the row's
+// softmax into out, out[j] = scale · g_logp · (δ(j = target) − p_j). e == out scales in place; a
+// separate e (a row that stays in cache) has out written with non-temporal stores, for gradients larger
+// than the caches. `out` may alias `x`. Returns the row's statistics, for the caller's checks (out
+// holds no gradient when !finite or max = −Infinity).
+OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, float* e,
+                                        float* out);
 
 // out[j] = scale · (g_logp · (δ(j = target) − p_j) − g_entropy · p_j · (log p_j + H)),
 // log p_j = (x_j·scale − max) − log_sum. `out` may alias `x`. target < 0 means no target in this span.

@@ -7,6 +7,7 @@
 #include "gemm/gemm_reference.h"
 #include "grpo/logprob.h"
 #include "logprob_reference.h"
+#include "softmax_row.h"
 
 using grpo::test::close;
 using grpo::test::random_floats;
@@ -208,6 +209,40 @@ void large_magnitudes_stay_finite() {
   CHECK(std::isfinite(entropy[0]));
 }
 
+// The streamed backward (its exps in a separate row, out written by non-temporal stores) gives the cached
+// one's bits: a row whose out is not 16-byte aligned and whose length is not a multiple of 4, then a gradient
+// above the streaming threshold (16 MB) through the API, with ignored rows, out of place and in place.
+void streamed_backward_matches_cached() {
+  const int64_t n = 5003;
+  std::vector<float> x = random_floats(n, 4.0f, 21), exps(n), streamed(n + 1), cached(n);
+  x[17] = -INFINITY;
+  grpo::softmax_row_logp_backward(x.data(), n, 0.8f, 0.7f, 4999, cached.data(), cached.data());
+  grpo::softmax_row_logp_backward(x.data(), n, 0.8f, 0.7f, 4999, exps.data(), streamed.data() + 1);
+  CHECK(std::memcmp(streamed.data() + 1, cached.data(), n * sizeof(float)) == 0);
+
+  const int64_t rows = 130, vocab = 32771;  // 17 MB of gradient; odd rows start misaligned
+  std::vector<float> logits = random_floats(rows * vocab, 3.0f, 22), grad(rows * vocab, NAN);  // [rows, vocab]
+  std::vector<float> g_logp = random_floats(rows, 1.0f, 23);
+  std::vector<int32_t> targets(rows);
+  for (int64_t t = 0; t < rows; ++t) targets[t] = t % 9 == 4 ? -100 : static_cast<int32_t>((t * 7919) % vocab);
+  grpo_logprob_options options{0.9f, -100};
+  CHECK(grpo_logprob_backward(logits.data(), targets.data(), rows, vocab, &options, g_logp.data(), nullptr, grad.data()) ==
+        GRPO_OK);
+  bool same = true;
+  std::vector<float> row(vocab);
+  for (int64_t t = 0; t < rows; ++t) {
+    std::fill(row.begin(), row.end(), 0.0f);
+    if (targets[t] >= 0)
+      grpo::softmax_row_logp_backward(logits.data() + t * vocab, vocab, 1.0f / 0.9f, g_logp[t], targets[t], row.data(),
+                                      row.data());
+    same = same && std::memcmp(row.data(), grad.data() + t * vocab, vocab * sizeof(float)) == 0;
+  }
+  CHECK(same);
+  CHECK(grpo_logprob_backward(logits.data(), targets.data(), rows, vocab, &options, g_logp.data(), nullptr,
+                              logits.data()) == GRPO_OK);
+  CHECK(std::memcmp(logits.data(), grad.data(), grad.size() * sizeof(float)) == 0);
+}
+
 }  // namespace
 
 int main() {
@@ -222,5 +257,6 @@ int main() {
   adversarial_spans();
   large_magnitudes_stay_finite();
   saved_backward_large_magnitudes();
+  streamed_backward_matches_cached();
   return grpo::test::report("test_logprob");
 }
