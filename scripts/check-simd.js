@@ -17,7 +17,7 @@ const hotLoops = [
   ['logprob', 'grpo::exp_moments('],
   ['logprob', 'grpo::exp_moments_next_max('],
   ['logprob', 'grpo::exp_sum_next_max('],
-  ['logprob', 'grpo::exp_sum_store_next_max('],
+  ['logprob', 'grpo::exp_span('],
   ['logprob', 'grpo::scale_span('],
   ['logprob', 'grpo::softmax_row_backward('],
   ['logprob bf16', 'grpo::linear_logprob::(anonymous namespace)::widen_span('],

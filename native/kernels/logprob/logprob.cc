@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "linear_logprob_checks.h"
 #include "runtime/error.h"
@@ -48,20 +47,13 @@ RowResult score_row(const float* x, int64_t vocab, int64_t row, int32_t target, 
 
 int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }
 
-// A logit gradient larger than this is streamed to memory (non-temporal stores; the row's exps wait in a
-// per-thread row instead of in the output): a cached store reads each line first, a third of the backward's
-// traffic. A smaller gradient is written through the cache, where its reader may still find it.
+// A logit gradient larger than this is streamed to memory (non-temporal stores): a cached store reads each line
+// first, a third of the backward's traffic. A smaller gradient is written through the cache, where its reader
+// may still find it.
 constexpr int64_t kStreamedGradientBytes = int64_t{16} << 20;
 
 bool streams_gradient(int64_t rows, int64_t vocab) {
   return rows * vocab * static_cast<int64_t>(sizeof(float)) > kStreamedGradientBytes;
-}
-
-// Where a streamed row's exps wait: [vocab] floats per thread, kept across calls.
-float* row_exps(int64_t vocab) {
-  thread_local std::vector<float> exps;
-  if (exps.size() < static_cast<size_t>(vocab)) exps.resize(static_cast<size_t>(vocab));
-  return exps.data();
 }
 
 }  // namespace
@@ -90,7 +82,6 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
   const float scale = 1.0f / options.temperature;
   const bool stream = streams_gradient(rows, vocab);
   parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
-    float* exps = stream ? row_exps(vocab) : nullptr;
     for (int64_t t = begin; t < end; ++t) {
       const float* x = logits + t * vocab;
       float* out = grad_logits + t * vocab;
@@ -102,9 +93,9 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
         else std::fill(out, out + vocab, 0.0f);
         continue;
       }
-      if (!grad_entropy) {  // one exp per logit: the statistics pass leaves e in exps (streamed) or out
+      if (!grad_entropy) {
         check_target(vocab, t, targets[t]);
-        check_stats(softmax_row_logp_backward(x, vocab, scale, grad_logp[t], targets[t], stream ? exps : out, out), t);
+        check_stats(softmax_row_logp_backward(x, vocab, scale, grad_logp[t], targets[t], stream, out), t);
         continue;
       }
       const RowResult r = score_row(x, vocab, t, targets[t], scale, true);

@@ -83,10 +83,8 @@ GRPO_CLONES ExpMoments exp_moments_next_max(const float* x, int64_t n, float sca
 }
 
 // d needs no clamp here: without Σ e·d, a masked entry (d = −Infinity) is dropped by exp_masked's mask.
-// kStore: each e also goes to out[0, n).
-template <bool kStore>
-GRPO_INLINE float exp_sum_next_max_body(const float* x, int64_t n, float scale, float shift, float* out, const float* next,
-                                        int64_t next_n, float* next_max) {
+GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
+                                   float* next_max) {
   float sum[kLanes] = {}, top[kLanes];
   for (int l = 0; l < kLanes; ++l) top[l] = -INFINITY;
   const int64_t both = std::min(n, next_n) / kLanes * kLanes;
@@ -94,23 +92,13 @@ GRPO_INLINE float exp_sum_next_max_body(const float* x, int64_t n, float scale, 
   for (; i < both; i += kLanes) {
     __builtin_prefetch(next + i + simd::kPrefetchAhead);
     for (int l = 0; l < kLanes; ++l) {
-      const float e = exp_masked(x[i + l] * scale - shift);
-      if constexpr (kStore) out[i + l] = e;
-      sum[l] += e;
+      sum[l] += exp_masked(x[i + l] * scale - shift);
       top[l] = next[i + l] > top[l] ? next[i + l] : top[l];  // as simd::max_of: NaN ignored
     }
   }
   for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float e = exp_masked(x[i + l] * scale - shift);
-      if constexpr (kStore) out[i + l] = e;
-      sum[l] += e;
-    }
-  for (int l = 0; i < n; ++i, ++l) {
-    const float e = exp_masked(x[i] * scale - shift);
-    if constexpr (kStore) out[i] = e;
-    sum[l] += e;
-  }
+    for (int l = 0; l < kLanes; ++l) sum[l] += exp_masked(x[i + l] * scale - shift);
+  for (int l = 0; i < n; ++i, ++l) sum[l] += exp_masked(x[i] * scale - shift);
   float result = simd::max_of(next + both, next_n - both), total = 0.0f;
   for (int l = 0; l < kLanes; ++l) {
     result = top[l] > result ? top[l] : result;
@@ -120,14 +108,8 @@ GRPO_INLINE float exp_sum_next_max_body(const float* x, int64_t n, float scale, 
   return total;
 }
 
-GRPO_CLONES float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
-                                   float* next_max) {
-  return exp_sum_next_max_body<false>(x, n, scale, shift, nullptr, next, next_n, next_max);
-}
-
-GRPO_CLONES float exp_sum_store_next_max(const float* x, int64_t n, float scale, float shift, float* out, const float* next,
-                                         int64_t next_n, float* next_max) {
-  return exp_sum_next_max_body<true>(x, n, scale, shift, out, next, next_n, next_max);
+GRPO_CLONES void exp_span(const float* x, int64_t n, float scale, float shift, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = exp_masked(x[i] * scale - shift);
 }
 
 GRPO_CLONES void scale_span(float* out, int64_t n, float factor) {
@@ -203,8 +185,7 @@ OnlineSoftmax row_softmax(const float* x, int64_t n, float scale) {
 }
 
 // Each span's exps run in the sweep that takes the next span's max: the loads from memory overlap the exps.
-// With e: each span's e relative to its own max go to e (zeros for a masked span), its max to span_max.
-OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale, float* e, std::vector<float>* span_max) {
+OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale, std::vector<float>* span_max) {
   OnlineSoftmax state;
   float raw_max = simd::max_of(x, std::min(n, kSpan));
   for (int64_t begin = 0; begin < n; begin += kSpan) {
@@ -213,31 +194,35 @@ OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale, float* e, 
     const float max = raw_max * scale;
     if (span_max) span_max->push_back(max);
     if (state.skip_masked(span, length, max)) {
-      if (e) std::fill(e + begin, e + begin + length, 0.0f);
       raw_max = simd::max_of(span + length, next_length);
       continue;
     }
-    const float* next = span + length;
-    state.merge_sum(max, e ? exp_sum_store_next_max(span, length, scale, max, e + begin, next, next_length, &raw_max)
-                           : exp_sum_next_max(span, length, scale, max, next, next_length, &raw_max));
+    state.merge_sum(max, exp_sum_next_max(span, length, scale, max, span + length, next_length, &raw_max));
   }
   return state;
 }
 
-OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, float* e,
+OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, bool stream,
                                         float* out) {
   std::vector<float> span_max;  // [spans]
   span_max.reserve(static_cast<size_t>((n + kSpan - 1) / kSpan));
-  const OnlineSoftmax state = row_log_sum_exp(x, n, scale, e, &span_max);
+  const OnlineSoftmax state = row_log_sum_exp(x, n, scale, &span_max);
   if (!state.finite || state.max == -INFINITY) return state;
   const float g = -scale * g_logp / state.moments.sum;  // −scale · g_logp · p_j = g · e_j · e^(span max − max)
+  alignas(64) float e[kSpan];                              // a span's exps, in L1
   for (int64_t s = 0, begin = 0; begin < n; ++s, begin += kSpan) {
-    const float share = span_max[s] == -INFINITY ? 0.0f : g * std::exp(span_max[s] - state.max);
     const int64_t length = n - begin < kSpan ? n - begin : kSpan;
-    if (e == out) scale_span(out + begin, length, share);
-    else simd::stream_scaled(out + begin, e + begin, length, share);
+    if (span_max[s] == -INFINITY) {
+      std::fill(out + begin, out + begin + length, 0.0f);
+      continue;
+    }
+    const float share = g * std::exp(span_max[s] - state.max);
+    float* exps = stream ? e : out + begin;  // x's span is still in L2 from the statistics pass
+    exp_span(x + begin, length, scale, span_max[s], exps);
+    if (stream) simd::stream_scaled(out + begin, e, length, share);
+    else scale_span(out + begin, length, share);
   }
-  if (e != out) simd::stream_fence();  // before the target's read-modify-write below
+  if (stream) simd::stream_fence();  // before the target's read-modify-write below
   if (target >= 0) out[target] += scale * g_logp;
   return state;
 }

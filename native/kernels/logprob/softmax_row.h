@@ -30,9 +30,8 @@ ExpMoments exp_moments_next_max(const float* x, int64_t n, float scale, float sh
 float exp_sum_next_max(const float* x, int64_t n, float scale, float shift, const float* next, int64_t next_n,
                        float* next_max);
 
-// exp_sum_next_max, writing each e to out[0, n) (out may be x).
-float exp_sum_store_next_max(const float* x, int64_t n, float scale, float shift, float* out, const float* next,
-                             int64_t next_n, float* next_max);
+// out[0, n) = e for d = x·scale − shift (exp_sum_next_max's e, out may be x).
+void exp_span(const float* x, int64_t n, float scale, float shift, float* out);
 
 // out[0, n) *= factor.
 void scale_span(float* out, int64_t n, float factor);
@@ -61,19 +60,16 @@ struct OnlineSoftmax {
 OnlineSoftmax row_softmax(const float* x, int64_t n, float scale);
 
 // The statistics of a whole row without Σ e·d (no entropy). Each span's max ignores NaN (one vector operation
-// per logit); Σ e comes out NaN when the row holds NaN or +Infinity. With e [n]: each span's e relative to its
-// own max are written to e (zeros for a span without a finite max), and the span's scaled max appended to
-// span_max.
-OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale, float* e = nullptr,
-                              std::vector<float>* span_max = nullptr);
+// per logit); Σ e comes out NaN when the row holds NaN or +Infinity. span_max (NULL: none) receives each span's
+// scaled max.
+OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale, std::vector<float>* span_max = nullptr);
 
-// The backward of logp alone (no entropy gradient) with one exp per logit: the row's e are written to
-// `e` [n] span by span while the span is in L1, then each span is scaled by its share of the row's
-// softmax into out, out[j] = scale · g_logp · (δ(j = target) − p_j). e == out scales in place; a
-// separate e (a row that stays in cache) has out written with non-temporal stores, for gradients larger
-// than the caches. `out` may alias `x`. Returns the row's statistics, for the caller's checks (out
-// holds no gradient when !finite or max = −Infinity).
-OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, float* e,
+// The backward of logp alone (no entropy gradient): the row's statistics in one sweep (the forward's), then
+// span by span, while x's span is still in L2, its e again (the same bits) scaled by the span's share of the
+// row's softmax into out: out[j] = scale · g_logp · (δ(j = target) − p_j). stream: out is written with
+// non-temporal stores (for gradients larger than the caches), else through the cache. `out` may alias `x`.
+// Returns the row's statistics, for the caller's checks (out holds no gradient when !finite or max = −Infinity).
+OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, bool stream,
                                         float* out);
 
 // out[j] = scale · (g_logp · (δ(j = target) − p_j) − g_entropy · p_j · (log p_j + H)),

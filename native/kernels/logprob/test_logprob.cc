@@ -209,15 +209,15 @@ void large_magnitudes_stay_finite() {
   CHECK(std::isfinite(entropy[0]));
 }
 
-// The streamed backward (its exps in a separate row, out written by non-temporal stores) gives the cached
-// one's bits: a row whose out is not 16-byte aligned and whose length is not a multiple of 4, then a gradient
-// above the streaming threshold (16 MB) through the API, with ignored rows, out of place and in place.
+// The streamed backward (out written by non-temporal stores) gives the cached one's bits: a row whose out is
+// not 16-byte aligned and whose length is not a multiple of 4, then a gradient above the streaming threshold
+// (16 MB) through the API, with ignored rows, out of place and in place.
 void streamed_backward_matches_cached() {
   const int64_t n = 5003;
-  std::vector<float> x = random_floats(n, 4.0f, 21), exps(n), streamed(n + 1), cached(n);
+  std::vector<float> x = random_floats(n, 4.0f, 21), streamed(n + 1), cached(n);
   x[17] = -INFINITY;
-  grpo::softmax_row_logp_backward(x.data(), n, 0.8f, 0.7f, 4999, cached.data(), cached.data());
-  grpo::softmax_row_logp_backward(x.data(), n, 0.8f, 0.7f, 4999, exps.data(), streamed.data() + 1);
+  grpo::softmax_row_logp_backward(x.data(), n, 0.8f, 0.7f, 4999, false, cached.data());
+  grpo::softmax_row_logp_backward(x.data(), n, 0.8f, 0.7f, 4999, true, streamed.data() + 1);
   CHECK(std::memcmp(streamed.data() + 1, cached.data(), n * sizeof(float)) == 0);
 
   const int64_t rows = 130, vocab = 32771;  // 17 MB of gradient; odd rows start misaligned
@@ -233,7 +233,7 @@ void streamed_backward_matches_cached() {
   for (int64_t t = 0; t < rows; ++t) {
     std::fill(row.begin(), row.end(), 0.0f);
     if (targets[t] >= 0)
-      grpo::softmax_row_logp_backward(logits.data() + t * vocab, vocab, 1.0f / 0.9f, g_logp[t], targets[t], row.data(),
+      grpo::softmax_row_logp_backward(logits.data() + t * vocab, vocab, 1.0f / 0.9f, g_logp[t], targets[t], false,
                                       row.data());
     same = same && std::memcmp(row.data(), grad.data() + t * vocab, vocab * sizeof(float)) == 0;
   }
