@@ -38,6 +38,10 @@ const T = 96, V = 1000, H = 64;
 const logits = floats(T * V, 1), targets = ints(T, 2, V), gradLogp = floats(T, 3, -1, 1);
 print('logprobs', grpo.logprobsSync(logits, targets, { temperature: 0.7, entropy: true }));
 print('logprobsBackward', grpo.logprobsBackwardSync(logits, targets, gradLogp, { gradEntropy: floats(T, 4, -1, 1) }));
+print('logprobsBackward logp only', grpo.logprobsBackwardSync(logits, targets, gradLogp, { temperature: 0.7 }));
+// above the 16 MB of gradient from which the backward streams its output (native/kernels/logprob/logprob.cc)
+const wideLogits = floats(160 * 32771, 7), wideTargets = ints(160, 8, 32771);
+print('logprobsBackward streamed', grpo.logprobsBackwardSync(wideLogits, wideTargets, floats(160, 9, -1, 1)));
 const hidden = floats(T * H, 5, -1, 1), weight = floats(V * H, 6, -1, 1);
 print('linearLogprobs', grpo.linearLogprobsSync(hidden, weight, targets, { entropy: true }));
 print('linearLogprobsBackward', grpo.linearLogprobsBackwardSync(hidden, weight, targets, gradLogp));
