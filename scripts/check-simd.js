@@ -3,8 +3,10 @@
 // compiles each hot function three times (GCC target_clones: `.arch_x86_64_v4`, `.arch_x86_64_v3`, `.default`);
 // the vectoriser can give up on one target and not another (a select feeding arithmetic became control flow for
 // x86-64-v3 only: docs/performance.md), so each clone is disassembled and its 256/512-bit instructions counted.
-// Rules: the v3 clone of every listed function has a ymm instruction; the v4 clone a zmm or ymm one; every
-// listed function has all three clones (a renamed or un-cloned function fails rather than passing unchecked).
+// Rules: the v3 clone of every listed function has a ymm instruction; the v4 clone a zmm or ymm one; neither has a
+// loop without a vector instruction that repeats one scalar float operation 16 times or more (a vector constant broadcast before such a
+// loop passed the first rule: simd::max_of and max_checked did, docs/performance.md); every listed function has
+// all three clones (a renamed or un-cloned function fails rather than passing unchecked).
 // Read a release build: a sanitized one (npm run test:native's build-asan) is not vectorised at all.
 // Usage: node scripts/check-simd.js [addon or library; default build/Release/grpo_native.node]  (needs objdump)
 import { spawnSync } from 'node:child_process';
@@ -67,20 +69,47 @@ function disassemble(file) {
   return result.stdout;
 }
 
-// Instruction counts of each function of the disassembly, keyed by its demangled header.
+// Scalar float arithmetic (vaddss, vmaxss, vfmadd231ss, vcomiss, ...), its operation and precision.
+const scalarFloat = /\tv?(add|sub|mul|div|max|min|sqrt|u?comi|f[n]?m(?:add|sub)[0-9]*)(s[sd])\s/;
+// Lanes written per float that came out scalar leave a loop without a vector instruction that repeats one scalar
+// operation once per lane, 16 times (max_of's 16 vmaxss); a vectorised function's scalar fallback and tail loops
+// run each element's few operations.
+const kScalarLanes = 16;
+
+// How often the most frequent scalar float operation occurs in a loop body.
+function mostRepeated(body) {
+  const counts = new Map();
+  for (const i of body) if (i.scalar) counts.set(i.scalar, (counts.get(i.scalar) ?? 0) + 1);
+  return Math.max(0, ...counts.values());
+}
+
+// Each function of the disassembly, keyed by its demangled header: its instruction counts, and the most repeats
+// of one scalar float operation in one of its loops (a conditional backward jump's [target, jump] address range) without a
+// ymm / zmm instruction.
 function countByFunction(text) {
   const functions = new Map();
   let current = null;
   for (const line of text.split('\n')) {
     const header = /^[0-9a-f]+ <(.*)>:$/.exec(line);
     if (header) {
-      current = { instructions: 0, ymm: 0, zmm: 0 };
+      current = { instructions: 0, ymm: 0, zmm: 0, code: [] };
       functions.set(header[1], current);
     } else if (current && /^\s+[0-9a-f]+:\t/.test(line)) {
+      const address = parseInt(line, 16);
+      const jump = /\tj(?!mp)[a-z]+\s+([0-9a-f]+) </.exec(line);  // conditional: a loop's back edge, not a cold block's return
+      const vector = line.includes('%ymm') || line.includes('%zmm');
+      const scalar = scalarFloat.exec(line);
+      current.code.push({ address, target: jump ? parseInt(jump[1], 16) : null, vector, scalar: scalar ? scalar[1] + scalar[2] : null });
       current.instructions += 1;
       if (line.includes('%ymm')) current.ymm += 1;
       if (line.includes('%zmm')) current.zmm += 1;
     }
+  }
+  for (const f of functions.values()) {
+    const loops = f.code.filter((i) => i.target !== null && i.target <= i.address)
+      .map((j) => f.code.filter((i) => i.address >= j.target && i.address <= j.address));
+    f.scalarLoop = Math.max(0, ...loops.filter((body) => !body.some((i) => i.vector)).map(mostRepeated));
+    delete f.code;
   }
   return functions;
 }
@@ -95,10 +124,13 @@ function findPlain(functions, name) {
   return null;
 }
 
+// A vector register outside every loop (a constant broadcast in the prologue) does not make a loop vector code.
 function failureOf(clone, counts) {
   if (!counts) return 'clone missing';
   if (clone === 'arch_x86_64_v3' && counts.ymm === 0) return 'AVX2 clone has no ymm instruction';
   if (clone === 'arch_x86_64_v4' && counts.ymm + counts.zmm === 0) return 'AVX-512 clone has no ymm/zmm instruction';
+  if (clone !== 'default' && counts.scalarLoop >= kScalarLanes)
+    return `a loop repeats one scalar float operation ${counts.scalarLoop} times and runs no ymm/zmm instruction`;
   return null;
 }
 
@@ -109,16 +141,19 @@ const failures = [];
 for (const [family, name] of hotLoops) {
   for (const clone of clones) {
     const counts = findClone(functions, name, clone);
-    rows.push({ family, function: name.slice(0, -1), clone, instructions: counts?.instructions ?? 0, ymm: counts?.ymm ?? 0, zmm: counts?.zmm ?? 0 });
+    rows.push({ family, function: name.slice(0, -1), clone, instructions: counts?.instructions ?? 0, ymm: counts?.ymm ?? 0, zmm: counts?.zmm ?? 0,
+      'scalar loop': counts?.scalarLoop ?? 0 });
     const failure = failureOf(clone, counts);
     if (failure) failures.push(`${name.slice(0, -1)} [${clone}]: ${failure}`);
   }
 }
 for (const [family, name, register] of singleBodyLoops) {
   const counts = findPlain(functions, name);
-  rows.push({ family, function: name.slice(0, -1), clone: `${register} only`, instructions: counts?.instructions ?? 0, ymm: counts?.ymm ?? 0, zmm: counts?.zmm ?? 0 });
+  rows.push({ family, function: name.slice(0, -1), clone: `${register} only`, instructions: counts?.instructions ?? 0, ymm: counts?.ymm ?? 0, zmm: counts?.zmm ?? 0,
+    'scalar loop': counts?.scalarLoop ?? 0 });
   if (!counts) failures.push(`${name.slice(0, -1)}: function missing`);
   else if (counts[register] === 0) failures.push(`${name.slice(0, -1)}: has no ${register} instruction`);
+  else if (counts.scalarLoop >= kScalarLanes) failures.push(`${name.slice(0, -1)}: a loop repeats one scalar float operation ${counts.scalarLoop} times`);
 }
 console.log(`SIMD clones of the hot loops in ${file}`);
 console.table(rows);

@@ -33,16 +33,10 @@ void scores(const AttnShape& s, const Dims& d, const float* q, const Segment& se
 
 // Softmax of one row in place (lane-split max and sum); returns its log-sum-exp.
 GRPO_CLONES float softmax_row(float* row, int64_t cols) {
-  float top[vec::kLanes];
-  std::fill(top, top + vec::kLanes, -INFINITY);
+  const float max = simd::max_of(row, cols);  // the lane-split max (the same comparisons as std::max per lane)
+  float sum[vec::kLanes] = {};
   int64_t j = 0;
   for (; j + vec::kLanes <= cols; j += vec::kLanes)
-    for (int l = 0; l < vec::kLanes; ++l) top[l] = std::max(top[l], row[j + l]);
-  for (int l = 0; j + l < cols; ++l) top[l] = std::max(top[l], row[j + l]);
-  float max = top[0];
-  for (int l = 1; l < vec::kLanes; ++l) max = std::max(max, top[l]);
-  float sum[vec::kLanes] = {};
-  for (j = 0; j + vec::kLanes <= cols; j += vec::kLanes)
     for (int l = 0; l < vec::kLanes; ++l) sum[l] += (row[j + l] = simd::exp_nonpositive(row[j + l] - max));
   for (int l = 0; j + l < cols; ++l) sum[l] += (row[j + l] = simd::exp_nonpositive(row[j + l] - max));
   const float total = vec::combine(sum), inv = 1.0f / total;

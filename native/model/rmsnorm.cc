@@ -11,13 +11,15 @@ namespace {
 
 using simd::kLanes;
 
-// Σ_h a[h]·b[h]·c[h] in double, kLanes partials combined in order (c may be null: taken as 1).
+// Σ_h a[h]·b[h]·c[h] in double, kLanes partials combined in order (kThird false: c is not read, taken as 1). A
+// template rather than a null test: the test inside the loop kept the backward's clones scalar.
+template <bool kThird>
 GRPO_INLINE double dot3(const float* a, const float* b, const float* c, int64_t n) {
   double acc[kLanes] = {};
   int64_t h = 0;
   for (; h + kLanes <= n; h += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(a[h + l]) * b[h + l] * (c ? c[h + l] : 1.0f);
-  for (int l = 0; h + l < n; ++l) acc[l] += static_cast<double>(a[h + l]) * b[h + l] * (c ? c[h + l] : 1.0f);
+    for (int l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(a[h + l]) * b[h + l] * (kThird ? c[h + l] : 1.0f);
+  for (int l = 0; h + l < n; ++l) acc[l] += static_cast<double>(a[h + l]) * b[h + l] * (kThird ? c[h + l] : 1.0f);
   double sum = 0.0;
   for (int l = 0; l < kLanes; ++l) sum += acc[l];
   return sum;
@@ -28,7 +30,7 @@ GRPO_CLONES void forward_rows(const float* x, const float* w, int64_t begin, int
                               float* inv_rms) {
   for (int64_t t = begin; t < end; ++t) {
     const float* row = x + t * H;
-    const float r = static_cast<float>(1.0 / std::sqrt(dot3(row, row, nullptr, H) / H + eps));
+    const float r = static_cast<float>(1.0 / std::sqrt(dot3<false>(row, row, nullptr, H) / H + eps));
     if (inv_rms) inv_rms[t] = r;
     for (int64_t h = 0; h < H; ++h) y[t * H + h] = (row[h] * r) * w[h];
   }
@@ -39,7 +41,7 @@ GRPO_CLONES void backward_rows(const float* x, const float* w, const float* inv_
   for (int64_t t = begin; t < end; ++t) {
     const float *row = x + t * H, *g = dy + t * H;
     const float r = inv_rms[t];
-    const float c = static_cast<float>(dot3(row, w, g, H) / H) * r * r * r;
+    const float c = static_cast<float>(dot3<true>(row, w, g, H) / H) * r * r * r;
     for (int64_t h = 0; h < H; ++h) dx[t * H + h] += r * w[h] * g[h] - row[h] * c;
   }
 }
