@@ -79,6 +79,43 @@ describe('logprobs backward', () => {
     expectClose(out, refPlain, { atol: 1e-6, rtol: 1e-4 });
   });
 
+  it('with the forward\'s saved lse (and entropy) matches the reference; a bad saved lse or logits row is rejected', () => {
+    const { logits, targets } = problem(11, 700, 3, 40);
+    targets[4] = -100;
+    logits[2 * 700 + 9] = -Infinity;
+    logits[4 * 700 + 1] = Number.NaN; // row 4 is ignored: never read
+    const gradLogp = randomNormal(11, 1, 41), gradEntropy = randomNormal(11, 1, 42);
+    const forward = logprobsSync(logits, targets, { temperature: 0.8, entropy: true, lse: true });
+    expect(forward.lse![4]).toBe(0);
+    for (const withEntropy of [false, true]) {
+      const options = { temperature: 0.8, saved: forward, ...(withEntropy && { gradEntropy }) };
+      const ref = logprobsBackwardReference(logits, targets, gradLogp, withEntropy ? gradEntropy : undefined, 0.8);
+      expectClose(logprobsBackwardSync(logits, targets, gradLogp, options), ref, { atol: 1e-6, rtol: 1e-4 });
+    }
+    const call = (saved: unknown, extra = {}) => () =>
+      logprobsBackwardSync(logits, targets, gradLogp, { temperature: 0.8, saved: saved as { lse: Float32Array }, ...extra });
+    expect(call({ lse: forward.lse }, { gradEntropy })).toThrow(expect.objectContaining({ code: 'GRPO_INVALID_ARGUMENT' }));
+    expect(call({ lse: forward.lse!.subarray(1) })).toThrow(expect.objectContaining({ code: 'GRPO_SHAPE_MISMATCH' }));
+    const bad = forward.lse!.slice(); bad[3] = Number.NaN;
+    expect(call({ lse: bad })).toThrow(expect.objectContaining({ code: 'GRPO_NON_FINITE' }));
+    const poisoned = logits.slice(); poisoned[3 * 700 + 2] = Number.POSITIVE_INFINITY;
+    expect(() => logprobsBackwardSync(poisoned, targets, gradLogp, { temperature: 0.8, saved: forward }))
+      .toThrow(expect.objectContaining({ code: 'GRPO_NON_FINITE' }));
+  });
+
+  it('the saved backward agrees with the full one above the 16 MB from which it streams, and in place', () => {
+    const rows = 132, vocab = 32771; // 17 MB of gradient, rows starting at every alignment
+    const { logits, targets } = problem(rows, vocab, 2, 43);
+    const gradLogp = randomNormal(rows, 1, 44);
+    const forward = logprobsSync(logits, targets, { lse: true });
+    const full = logprobsBackwardSync(logits, targets, gradLogp);
+    const saved = logprobsBackwardSync(logits, targets, gradLogp, { saved: forward });
+    expectClose(saved, full, { atol: 1e-7, rtol: 1e-4 });
+    const inPlace = logits.slice();
+    logprobsBackwardSync(inPlace, targets, gradLogp, { saved: forward, out: inPlace });
+    expect(Buffer.from(inPlace.buffer).equals(Buffer.from(saved.buffer))).toBe(true);
+  });
+
   it('agrees with central finite differences of the float64 forward', async () => {
     const rows = 3, vocab = 6, temperature = 0.8;
     const { logits, targets } = problem(rows, vocab, 2, 11);

@@ -114,7 +114,7 @@ describe('raw options objects are read by field name', () => {
   it('logprob and fused linear logprob options', () => {
     const logits = randomNormal(3 * 5, 1, 6), targets = Int32Array.of(0, 4, -100);
     expectNamedFields('options', { temperature: 0.7, ignoreIndex: -100 },
-      (o) => addon.logprobForward(logits, targets, 5, o as never, new Float32Array(3), null, false));
+      (o) => addon.logprobForward(logits, targets, 5, o as never, new Float32Array(3), null, null, false));
     expectNamedFields('options', { temperature: 0.7, ignoreIndex: -100 },
       (o) => addon.logprobBackward(logits, targets, 5, o as never, new Float32Array(3), null, new Float32Array(15), false));
     const hidden = randomNormal(3 * 2, 1, 7), weight = randomNormal(5 * 2, 1, 8);

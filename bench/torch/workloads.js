@@ -62,10 +62,10 @@ function logprobForwardBackward(dir) {
   const { T, V, logits, targets } = logprobInputs(dir);
   const gradLogp = new Float32Array(T).fill(1);
   const gradLogits = new Float32Array(T * V); // [T, V]
-  const call = () => {
-    const { logp } = logprobsSync(logits, targets);
-    logprobsBackwardSync(logits, targets, gradLogp, { out: gradLogits });
-    return logp;
+  const call = () => { // the forward's lse saved for the backward, as PyTorch's autograd saves its log_softmax
+    const forward = logprobsSync(logits, targets, { lse: true });
+    logprobsBackwardSync(logits, targets, gradLogp, { out: gradLogits, saved: forward });
+    return forward.logp;
   };
   return {
     call,
@@ -319,7 +319,7 @@ function groupAdvantages(dir) {
 /** name (as in workloads.py), label, repeats per round (the median of which is the round's time), prepare, bf16 form. */
 export const WORKLOADS = [
   { name: 'logprob-forward', label: 'log-prob forward, logits [2048, 32768]', repeats: 3, prepare: logprobForward },
-  { name: 'logprob-forward-backward', label: 'log-prob forward + backward', repeats: 1, prepare: logprobForwardBackward },
+  { name: 'logprob-forward-backward', label: 'log-prob forward + backward (lse saved)', repeats: 1, prepare: logprobForwardBackward },
   { name: 'lm-head-forward', label: 'fused LM head forward, T 2048, H 512, V 32768 (PyTorch: matmul + log_softmax + gather)', repeats: 1, prepare: lmHeadForward, bf16: true },
   { name: 'lm-head-forward-backward', label: 'fused LM head forward + backward', repeats: 1, prepare: lmHeadForwardBackward, bf16: true },
   { name: 'model-train', label: 'built-in model: training step (SFT loss + AdamW)', repeats: 1, prepare: modelTrain, model: 'train', bf16: true },

@@ -163,11 +163,12 @@ export interface NativeAdamwOptions {
 /** The kernels both addons implement. */
 export interface KernelBinding {
   logprobForward(
-    logits: F32, targets: I32, vocab: number, options: NativeLogprobOptions, logp: F32, entropy: F32 | null, async: boolean,
+    logits: F32, targets: I32, vocab: number, options: NativeLogprobOptions, logp: F32, entropy: F32 | null, lse: F32 | null,
+    async: boolean,
   ): Done;
   logprobBackward(
     logits: F32, targets: I32, vocab: number, options: NativeLogprobOptions, gradLogp: F32, gradEntropy: F32 | null,
-    gradLogits: F32, async: boolean,
+    gradLogits: F32, async: boolean, savedLse?: F32 | null, savedEntropy?: F32 | null,
   ): Done;
   linearLogprobForward(
     hidden: F32, weight: F32, bias: F32 | null, targets: I32, hiddenSize: number, options: NativeLinearLogprobOptions,

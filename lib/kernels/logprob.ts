@@ -23,7 +23,7 @@ export interface LogprobResult {
   logp: Float32Array;
   /** entropy [T], when asked for */
   entropy?: Float32Array;
-  /** lse [T], when asked for (linearLogprobs with `lse: true`) */
+  /** lse [T], when asked for (`lse: true`) */
   lse?: Float32Array;
 }
 
@@ -94,10 +94,11 @@ function forward(async: boolean, logits: unknown, targets: unknown, options?: Lo
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
+  const lse = c.s.lse ? new Float32Array(rows) : null; // [T]
   const backend = kernelBinding('logprobs', options?.device, 'logprobForward');
   return runNative(async,
-    (a) => backend.logprobForward(c.logits, c.targets, c.vocab, nativeOptions(c.s), logp, entropy, a),
-    (): LogprobResult => (entropy ? { logp, entropy } : { logp }));
+    (a) => backend.logprobForward(c.logits, c.targets, c.vocab, nativeOptions(c.s), logp, entropy, lse, a),
+    (): LogprobResult => ({ logp, ...(entropy && { entropy }), ...(lse && { lse }) }));
 }
 
 /**
@@ -123,9 +124,10 @@ function backward(async: boolean, logits: unknown, targets: unknown, gradLogp: u
   if (gEntropy) check.length('logprobsBackward gradEntropy', gEntropy, rows, `[T] = [${rows}]`);
   const out = options?.out === undefined ? new Float32Array(c.logits.length) : check.float32Array('logprobsBackward out', options.out);
   check.length('logprobsBackward out', out, c.logits.length, `[T, V] = [${rows}, ${c.vocab}]`);
+  const saved = savedStats('logprobsBackward', options?.saved, rows, gEntropy !== null);
   const backend = kernelBinding('logprobsBackward', options?.device, 'logprobBackward');
   return runNative(async,
-    (a) => backend.logprobBackward(c.logits, c.targets, c.vocab, nativeOptions(c.s), g, gEntropy, out, a),
+    (a) => backend.logprobBackward(c.logits, c.targets, c.vocab, nativeOptions(c.s), g, gEntropy, out, a, saved.lse, saved.entropy),
     () => out);
 }
 
@@ -159,8 +161,6 @@ interface LinearCall {
   vocab: number;
   chunkSize: number;
   chunkVocab: number;
-  /** the forward also writes lse [T] */
-  lse: boolean;
   s: Scalars;
 }
 
@@ -192,7 +192,7 @@ function linearCall(fn: string, hidden: unknown, weight: unknown, targets: unkno
   const bias = o.bias === undefined ? null : check.float32Array(`${fn} bias`, o.bias);
   if (bias) check.length(`${fn} bias`, bias, vocab, `[V] = [${vocab}]`);
   checkTargets(`${fn} targets`, t, vocab, s.ignoreIndex);
-  return { inputs, bias, targets: t, hiddenSize: H, vocab, chunkSize: o.chunkSize, chunkVocab: o.chunkVocab, lse: o.lse, s };
+  return { inputs, bias, targets: t, hiddenSize: H, vocab, chunkSize: o.chunkSize, chunkVocab: o.chunkVocab, s };
 }
 
 function linearForward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, options?: LinearLogprobOptions) {
@@ -200,7 +200,7 @@ function linearForward(async: boolean, hidden: unknown, weight: unknown, targets
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
-  const lse = c.lse ? new Float32Array(rows) : null; // [T]
+  const lse = c.s.lse ? new Float32Array(rows) : null; // [T]
   const x = c.inputs;
   const backend = kernelBinding('linearLogprobs', options?.device, x.bf16 ? 'linearLogprobForwardBf16' : 'linearLogprobForward');
   const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), logp, entropy, lse] as const;

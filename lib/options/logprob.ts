@@ -10,7 +10,17 @@ export const LOGPROB_OPTIONS = {
   entropy: boolean(false, 'Also return the entropy of each row\'s distribution.'),
   ignoreIndex: integer(-100, 'Target value meaning "no token": logp = entropy = 0 and zero gradient.', -(2 ** 31), 2 ** 31 - 1),
   device: device(),
+  lse: boolean(false, 'Forward: also return `lse` [T], the log-sum-exp of each row of logits / temperature (0 on ignored rows), '
+    + 'for the backward\'s `saved`.'),
 };
+
+/** The forward's per-row results that a backward can reuse. */
+export interface SavedLogprobStats {
+  /** lse [T], from the forward with `lse: true` */
+  lse: Float32Array;
+  /** entropy [T], from the forward with `entropy: true`; needed with gradEntropy */
+  entropy?: Float32Array;
+}
 
 const gradEntropy = opaque<Float32Array>('Float32Array [T]', 'Upstream gradient of the entropy.');
 
@@ -18,6 +28,9 @@ export const LOGPROB_BACKWARD_OPTIONS = {
   ...LOGPROB_OPTIONS,
   gradEntropy,
   out: opaque<Float32Array>('Float32Array [T, V]', 'Where to write gradLogits; may be `logits` itself (in-place).', 'a new array'),
+  saved: opaque<SavedLogprobStats>('{ lse, entropy? }', 'Backward: the forward\'s result on the same logits, targets and options, '
+    + 'with `lse` (and `entropy` when gradEntropy is given). The backward then reads each row once, its softmax from lse, instead of '
+    + 'first recomputing the row\'s statistics; the gradients agree to float32 rounding, not bit for bit.'),
 };
 
 export const LINEAR_LOGPROB_OPTIONS = {
@@ -28,23 +41,13 @@ export const LINEAR_LOGPROB_OPTIONS = {
   bias: opaque<Float32Array>('Float32Array [V]', 'LM-head bias, float32 for either dtype.'),
   chunkSize: integer(512, 'Rows per tile (CPU; the GPU uses tiles of up to 4096 rows); the CPU workspace is chunkSize × chunkVocab floats.', 1),
   chunkVocab: integer(2048, 'Vocabulary entries per tile.', 1),
-  lse: boolean(false, 'Forward: also return `lse` [T], the log-sum-exp of each row of logits / temperature (0 on ignored rows), '
-    + 'for the backward\'s `saved`.'),
 };
-
-/** The forward's per-row results that the fused backward can reuse. */
-export interface SavedLinearStats {
-  /** lse [T], from the forward with `lse: true` */
-  lse: Float32Array;
-  /** entropy [T], from the forward with `entropy: true`; needed with gradEntropy */
-  entropy?: Float32Array;
-}
 
 export const LINEAR_LOGPROB_BACKWARD_OPTIONS = {
   ...LINEAR_LOGPROB_OPTIONS,
   gradEntropy,
   accumulate: boolean(false, 'Add into the provided gradient buffers instead of overwriting them.'),
-  saved: opaque<SavedLinearStats>('{ lse, entropy? }', 'Backward: the forward\'s result on the same inputs and options, with `lse` '
+  saved: opaque<SavedLogprobStats>('{ lse, entropy? }', 'Backward: the forward\'s result on the same inputs and options, with `lse` '
     + '(and `entropy` when gradEntropy is given). The CPU backward then reuses them instead of recomputing every logits tile for '
     + 'its row statistics (3 matrix products per tile instead of 4); the gradients agree to float32 rounding, not bit for bit.'),
   gradHidden: opaque<Float32Array>('Float32Array [T, H]', 'Caller-provided gradHidden.', 'a new array'),

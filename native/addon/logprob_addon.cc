@@ -33,23 +33,29 @@ PlainArgs plain_args(const Napi::CallbackInfo& info) {
   return a;
 }
 
-// (..., logp, entropy|null, async)
+// (..., logp, entropy|null, lse|null, async)
 Napi::Value logprob_forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   PlainArgs a = plain_args(info);
   auto logp = view_arg<float>(info, 4, "logp");
   auto entropy = view_arg<float>(info, 5, "entropy", true);
+  auto lse = view_arg<float>(info, 6, "lse", true);
   expect_length(env, logp, a.rows, "logp");
   if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
-  CallMemory memory(bool_arg(info, 6, "async"));
+  if (lse.data) expect_length(env, lse, a.rows, "lse");
+  CallMemory memory(bool_arg(info, 7, "async"));
   memory.inputs(a.logits, a.targets);
   memory.output(logp, "logp");
   memory.output(entropy, "entropy");
-  return dispatch(info, std::move(memory),
-                  [=] { return grpo_logprob_forward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, logp.data, entropy.data); });
+  memory.output(lse, "lse");
+  return dispatch(info, std::move(memory), [=] {
+    return grpo_logprob_forward_lse(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, logp.data, entropy.data,
+                                    lse.data);
+  });
 }
 
-// (..., gradLogp, gradEntropy|null, gradLogits, async)
+// (..., gradLogp, gradEntropy|null, gradLogits, async[, lse|null, entropy|null]): with the forward's lse (and
+// entropy), the backward reads each row once instead of first recomputing its statistics.
 Napi::Value logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   PlainArgs a = plain_args(info);
@@ -59,14 +65,20 @@ Napi::Value logprob_backward(const Napi::CallbackInfo& info) {
   expect_length(env, grad_logp, a.rows, "gradLogp");
   if (grad_entropy.data) expect_length(env, grad_entropy, a.rows, "gradEntropy");
   expect_length(env, grad_logits, a.rows * a.vocab, "gradLogits");
+  auto lse = view_arg<float>(info, 8, "lse", true);
+  auto entropy = view_arg<float>(info, 9, "entropy", true);
+  if (lse.data) expect_length(env, lse, a.rows, "lse");
+  if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
   CallMemory memory(bool_arg(info, 7, "async"));
-  memory.inputs(a.logits, a.targets, grad_logp, grad_entropy);
+  memory.inputs(a.logits, a.targets, grad_logp, grad_entropy, lse, entropy);
   memory.output(grad_logits, "gradLogits");
-  return dispatch(info, std::move(memory),
-                  [=] {
-                    return grpo_logprob_backward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, grad_logp.data,
-                                                 grad_entropy.data, grad_logits.data);
-                  });
+  return dispatch(info, std::move(memory), [=] {
+    if (lse.data || entropy.data)
+      return grpo_logprob_backward_saved(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, lse.data,
+                                         entropy.data, grad_logp.data, grad_entropy.data, grad_logits.data);
+    return grpo_logprob_backward(a.logits.data, a.targets.data, a.rows, a.vocab, &a.options, grad_logp.data,
+                                 grad_entropy.data, grad_logits.data);
+  });
 }
 
 // T: float (Float32Array hidden/weight) or uint16_t (Uint16Array of bfloat16 bits).

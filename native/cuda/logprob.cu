@@ -40,7 +40,7 @@ __device__ RowStats row_stats(const float* x, int64_t vocab, int64_t row, float 
 
 __global__ void __launch_bounds__(kRowThreads) forward_kernel(const float* logits, const int32_t* targets, int64_t rows,
                                                                int64_t vocab, float scale, int32_t ignore_index,
-                                                               float* logp, float* entropy, RowFlags flags) {
+                                                               float* logp, float* entropy, float* lse, RowFlags flags) {
   __shared__ RowScratch scratch;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const int32_t target = targets[row];
@@ -49,6 +49,7 @@ __global__ void __launch_bounds__(kRowThreads) forward_kernel(const float* logit
     if (threadIdx.x != 0) continue;
     logp[row] = r.ok ? (x[target] * scale - r.max) - r.log_sum : 0.0f;
     if (entropy) entropy[row] = r.ok ? r.entropy : 0.0f;
+    if (lse) lse[row] = r.ok ? r.max + r.log_sum : 0.0f;
   }
 }
 
@@ -68,6 +69,31 @@ __global__ void __launch_bounds__(kRowThreads) backward_kernel(const float* logi
     }
     const float g_entropy = grad_entropy ? grad_entropy[row] : 0.0f;
     block_row_backward(x, vocab, scale, r.max, r.log_sum, r.entropy, grad_logp[row], g_entropy, target, out);
+  }
+}
+
+// The backward from the forward's lse (and entropy): log p = x·scale − lse; one read of the row for its NaN /
+// +Infinity check, one for the gradient.
+__global__ void __launch_bounds__(kRowThreads) saved_backward_kernel(const float* logits, const int32_t* targets,
+                                                                      int64_t rows, int64_t vocab, float scale,
+                                                                      int32_t ignore_index, const float* lse,
+                                                                      const float* entropy, const float* grad_logp,
+                                                                      const float* grad_entropy, float* grad_logits,
+                                                                      RowFlags flags) {
+  __shared__ RowScratch scratch;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int32_t target = targets[row];
+    const float* x = logits + row * vocab;
+    float* out = grad_logits + row * vocab;
+    const bool bad = target != ignore_index && block_row_max(x, vocab, scratch).bad;
+    if (bad && threadIdx.x == 0) atomicMin(flags.non_finite, static_cast<unsigned long long>(row));
+    if (target == ignore_index || bad) {
+      for (int64_t j = threadIdx.x; j < vocab; j += blockDim.x) out[j] = 0.0f;
+      continue;
+    }
+    const float g_entropy = grad_entropy ? grad_entropy[row] : 0.0f;
+    block_row_backward(x, vocab, scale, lse[row], 0.0f, grad_entropy ? entropy[row] : 0.0f, grad_logp[row], g_entropy,
+                       target, out);
   }
 }
 
@@ -104,23 +130,29 @@ int row_blocks(int64_t rows) { return static_cast<int>(rows < 65535 ? (rows > 0 
 
 extern "C" grpo_status grpo_logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                                             const grpo_logprob_options* options, float* logp, float* entropy) {
+  return grpo_logprob_forward_lse(logits, targets, rows, vocab, options, logp, entropy, nullptr);
+}
+
+extern "C" grpo_status grpo_logprob_forward_lse(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                                const grpo_logprob_options* options, float* logp, float* entropy, float* lse) {
   using namespace grpo::cuda;
   return grpo::guarded([&] {
     check_common(logits, targets, rows, vocab, options);
     if (rows > 0 && !logp) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "logp must not be NULL");
     if (rows == 0) return;
-    DeviceBuffer<float> d_logits(logits, rows * vocab), d_logp(rows), d_entropy(entropy ? rows : 0);
+    DeviceBuffer<float> d_logits(logits, rows * vocab), d_logp(rows), d_entropy(entropy ? rows : 0), d_lse(lse ? rows : 0);
     DeviceBuffer<int32_t> d_targets(targets, rows);
     Flags flags;
     KernelTimer timer;
     forward_kernel<<<row_blocks(rows), kRowThreads>>>(d_logits.get(), d_targets.get(), rows, vocab,
                                                       1.0f / options->temperature, options->ignore_index, d_logp.get(),
-                                                      d_entropy.get(), flags.device());
+                                                      d_entropy.get(), d_lse.get(), flags.device());
     check_launch("logprob forward");
     timer.stop();
     flags.raise();
     d_logp.download(logp);
     d_entropy.download(entropy);
+    d_lse.download(lse);
   });
 }
 
@@ -146,6 +178,36 @@ extern "C" grpo_status grpo_logprob_backward(const float* logits, const int32_t*
                                                        1.0f / options->temperature, options->ignore_index,
                                                        d_grad_logp.get(), d_grad_entropy.get(), out, flags.device());
     check_launch("logprob backward");
+    timer.stop();
+    flags.raise();
+    check(cudaMemcpy(grad_logits, out, sizeof(float) * rows * vocab, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+  });
+}
+
+extern "C" grpo_status grpo_logprob_backward_saved(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                                   const grpo_logprob_options* options, const float* lse,
+                                                   const float* entropy, const float* grad_logp,
+                                                   const float* grad_entropy, float* grad_logits) {
+  using namespace grpo::cuda;
+  return grpo::guarded([&] {
+    check_common(logits, targets, rows, vocab, options);
+    if (rows > 0 && (!grad_logp || !grad_logits))
+      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
+    check_upstream(grad_logp, grad_entropy, rows);
+    grpo::linear_logprob_checks::saved_stats(targets, rows, options->ignore_index, lse, entropy, grad_entropy);
+    if (rows == 0) return;
+    DeviceBuffer<float> d_logits(logits, rows * vocab), d_grad_logp(grad_logp, rows), d_lse(lse, rows);
+    DeviceBuffer<float> d_grad_entropy(grad_entropy, rows), d_entropy(grad_entropy ? entropy : nullptr, rows);
+    DeviceBuffer<int32_t> d_targets(targets, rows);
+    DeviceBuffer<float> d_out(grad_logits == logits ? 0 : rows * vocab);
+    float* out = grad_logits == logits ? d_logits.get() : d_out.get();
+    Flags flags;
+    KernelTimer timer;
+    saved_backward_kernel<<<row_blocks(rows), kRowThreads>>>(d_logits.get(), d_targets.get(), rows, vocab,
+                                                             1.0f / options->temperature, options->ignore_index,
+                                                             d_lse.get(), d_entropy.get(), d_grad_logp.get(),
+                                                             d_grad_entropy.get(), out, flags.device());
+    check_launch("logprob saved backward");
     timer.stop();
     flags.raise();
     check(cudaMemcpy(grad_logits, out, sizeof(float) * rows * vocab, cudaMemcpyDeviceToHost), "cudaMemcpy to host");

@@ -22,11 +22,26 @@ typedef struct grpo_logprob_options {
 grpo_status grpo_logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                                  const grpo_logprob_options* options, float* logp, float* entropy);
 
+/* grpo_logprob_forward that also writes lse [rows] (NULL: not written): the log-sum-exp of each row of
+ * logits / temperature (0 on ignored rows), for grpo_logprob_backward_saved. */
+grpo_status grpo_logprob_forward_lse(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                     const grpo_logprob_options* options, float* logp, float* entropy, float* lse);
+
 /* grad_logits [rows, vocab] = d(loss)/d(logits) given grad_logp [rows] and, optionally, grad_entropy [rows].
  * grad_logits may alias logits (in-place backward: the logits are overwritten by their gradient). */
 grpo_status grpo_logprob_backward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                                   const grpo_logprob_options* options, const float* grad_logp,
                                   const float* grad_entropy, float* grad_logits);
+
+/* grpo_logprob_backward with the forward's outputs reused: lse [rows] (required) and entropy [rows] (required
+ * when grad_entropy is given, else may be NULL), from grpo_logprob_forward_lse on the same logits, targets and
+ * options. Each row is read once (grpo_logprob_backward reads it for its statistics first); the gradients agree
+ * with grpo_logprob_backward's to float32 rounding (not bitwise: log p is x/temperature − lse here,
+ * (x/temperature − max) − log_sum there). Rows whose target is ignore_index are not read. A non-finite lse or
+ * entropy of a counted row, or NaN / +Infinity in its logits, is GRPO_ERR_NON_FINITE. */
+grpo_status grpo_logprob_backward_saved(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                        const grpo_logprob_options* options, const float* lse, const float* entropy,
+                                        const float* grad_logp, const float* grad_entropy, float* grad_logits);
 
 /* Fused LM head: logits = hidden · weightᵀ (+ bias), never materialised beyond one
  * [chunk_rows, chunk_vocab] tile; the log-sum-exp is accumulated online across vocab tiles.

@@ -59,7 +59,7 @@ bool streams_gradient(int64_t rows, int64_t vocab) {
 }  // namespace
 
 void logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
-                     const grpo_logprob_options& options, float* logp, float* entropy) {
+                     const grpo_logprob_options& options, float* logp, float* entropy, float* lse) {
   const float scale = 1.0f / options.temperature;
   parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
@@ -67,14 +67,30 @@ void logprob_forward(const float* logits, const int32_t* targets, int64_t rows, 
       if (targets[t] == options.ignore_index) {
         logp[t] = 0.0f;
         if (entropy) entropy[t] = 0.0f;
+        if (lse) lse[t] = 0.0f;
         continue;
       }
       const RowResult r = score_row(x, vocab, t, targets[t], scale, entropy != nullptr);
       logp[t] = r.logp;
       if (entropy) entropy[t] = r.entropy;
+      if (lse) lse[t] = r.max + r.log_sum;
     }
   });
 }
+
+namespace {
+
+void check_upstream(float g_logp, float g_entropy, int64_t row) {
+  if (!std::isfinite(g_logp) || !std::isfinite(g_entropy))
+    fail(GRPO_ERR_NON_FINITE, "upstream gradient at row %lld is not finite", static_cast<long long>(row));
+}
+
+void zero_row(float* out, int64_t vocab, bool stream) {
+  if (stream) simd::stream_zero(out, vocab);
+  else std::fill(out, out + vocab, 0.0f);
+}
+
+}  // namespace
 
 void logprob_backward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                       const grpo_logprob_options& options, const float* grad_logp, const float* grad_entropy,
@@ -86,11 +102,9 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
       const float* x = logits + t * vocab;
       float* out = grad_logits + t * vocab;
       const float g_entropy = grad_entropy ? grad_entropy[t] : 0.0f;
-      if (!std::isfinite(grad_logp[t]) || !std::isfinite(g_entropy))
-        fail(GRPO_ERR_NON_FINITE, "upstream gradient at row %lld is not finite", static_cast<long long>(t));
+      check_upstream(grad_logp[t], g_entropy, t);
       if (targets[t] == options.ignore_index) {
-        if (stream) simd::stream_zero(out, vocab);
-        else std::fill(out, out + vocab, 0.0f);
+        zero_row(out, vocab, stream);
         continue;
       }
       if (!grad_entropy) {
@@ -105,14 +119,43 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
   });
 }
 
+void logprob_backward_saved(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                            const grpo_logprob_options& options, const float* lse, const float* entropy,
+                            const float* grad_logp, const float* grad_entropy, float* grad_logits) {
+  const float scale = 1.0f / options.temperature;
+  const bool stream = streams_gradient(rows, vocab);
+  parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      float* out = grad_logits + t * vocab;
+      const float g_entropy = grad_entropy ? grad_entropy[t] : 0.0f;
+      check_upstream(grad_logp[t], g_entropy, t);
+      if (targets[t] == options.ignore_index) {
+        zero_row(out, vocab, stream);
+        continue;
+      }
+      check_target(vocab, t, targets[t]);
+      const float h = grad_entropy ? entropy[t] : 0.0f;
+      if (!softmax_row_saved_backward(logits + t * vocab, vocab, scale, lse[t], h, grad_logp[t], g_entropy, targets[t],
+                                      stream, out))
+        fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(t));
+    }
+    if (stream) simd::stream_fence();  // before the pool hands the result back
+  });
+}
+
 }  // namespace grpo
 
 extern "C" grpo_status grpo_logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
                                             const grpo_logprob_options* options, float* logp, float* entropy) {
+  return grpo_logprob_forward_lse(logits, targets, rows, vocab, options, logp, entropy, nullptr);
+}
+
+extern "C" grpo_status grpo_logprob_forward_lse(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                                const grpo_logprob_options* options, float* logp, float* entropy, float* lse) {
   return grpo::guarded([&] {
     grpo::linear_logprob_checks::logits_options_and_shape(logits, targets, rows, vocab, options);
     if (rows > 0 && !logp) grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "logp must not be NULL");
-    grpo::logprob_forward(logits, targets, rows, vocab, *options, logp, entropy);
+    grpo::logprob_forward(logits, targets, rows, vocab, *options, logp, entropy, lse);
   });
 }
 
@@ -124,5 +167,18 @@ extern "C" grpo_status grpo_logprob_backward(const float* logits, const int32_t*
     if (rows > 0 && (!grad_logp || !grad_logits))
       grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
     grpo::logprob_backward(logits, targets, rows, vocab, *options, grad_logp, grad_entropy, grad_logits);
+  });
+}
+
+extern "C" grpo_status grpo_logprob_backward_saved(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                                                   const grpo_logprob_options* options, const float* lse,
+                                                   const float* entropy, const float* grad_logp,
+                                                   const float* grad_entropy, float* grad_logits) {
+  return grpo::guarded([&] {
+    grpo::linear_logprob_checks::logits_options_and_shape(logits, targets, rows, vocab, options);
+    if (rows > 0 && (!grad_logp || !grad_logits))
+      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
+    grpo::linear_logprob_checks::saved_stats(targets, rows, options->ignore_index, lse, entropy, grad_entropy);
+    grpo::logprob_backward_saved(logits, targets, rows, vocab, *options, lse, entropy, grad_logp, grad_entropy, grad_logits);
   });
 }

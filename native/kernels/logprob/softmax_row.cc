@@ -202,6 +202,17 @@ OnlineSoftmax row_log_sum_exp(const float* x, int64_t n, float scale, std::vecto
   return state;
 }
 
+namespace {
+
+// out[0, n) = factor · e for d = x·scale − shift, the e first in `exps` [n] (in L1) when streaming, else in out.
+void scaled_exps(const float* x, int64_t n, float scale, float shift, float factor, bool stream, float* exps, float* out) {
+  exp_span(x, n, scale, shift, stream ? exps : out);
+  if (stream) simd::stream_scaled(out, exps, n, factor);
+  else scale_span(out, n, factor);
+}
+
+}  // namespace
+
 OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, float g_logp, int64_t target, bool stream,
                                         float* out) {
   std::vector<float> span_max;  // [spans]
@@ -209,18 +220,11 @@ OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, 
   const OnlineSoftmax state = row_log_sum_exp(x, n, scale, &span_max);
   if (!state.finite || state.max == -INFINITY) return state;
   const float g = -scale * g_logp / state.moments.sum;  // −scale · g_logp · p_j = g · e_j · e^(span max − max)
-  alignas(64) float e[kSpan];                              // a span's exps, in L1
+  alignas(64) float exps[kSpan];
   for (int64_t s = 0, begin = 0; begin < n; ++s, begin += kSpan) {
     const int64_t length = n - begin < kSpan ? n - begin : kSpan;
-    if (span_max[s] == -INFINITY) {
-      std::fill(out + begin, out + begin + length, 0.0f);
-      continue;
-    }
-    const float share = g * std::exp(span_max[s] - state.max);
-    float* exps = stream ? e : out + begin;  // x's span is still in L2 from the statistics pass
-    exp_span(x + begin, length, scale, span_max[s], exps);
-    if (stream) simd::stream_scaled(out + begin, e, length, share);
-    else scale_span(out + begin, length, share);
+    if (span_max[s] == -INFINITY) std::fill(out + begin, out + begin + length, 0.0f);
+    else scaled_exps(x + begin, length, scale, span_max[s], g * std::exp(span_max[s] - state.max), stream, exps, out + begin);
   }
   if (stream) simd::stream_fence();  // before the target's read-modify-write below
   if (target >= 0) out[target] += scale * g_logp;
@@ -235,6 +239,27 @@ GRPO_CLONES void softmax_row_backward(const float* x, int64_t n, float scale, fl
     out[j] = scale * (-g_logp * p - g_entropy * p * (log_p + entropy));
   }
   if (target >= 0) out[target] += scale * g_logp;
+}
+
+bool softmax_row_saved_backward(const float* x, int64_t n, float scale, float lse, float entropy, float g_logp,
+                                float g_entropy, int64_t target, bool stream, float* out) {
+  alignas(64) float span[kSpan];  // a streamed span, in L1
+  bool bad = false;
+  for (int64_t begin = 0; begin < n; begin += kSpan) {
+    const int64_t length = n - begin < kSpan ? n - begin : kSpan;
+    if (g_entropy == 0.0f) {  // p_j = e^(x_j·scale − lse): −scale · g_logp · p_j
+      scaled_exps(x + begin, length, scale, lse, -scale * g_logp, stream, span, out + begin);
+    } else {
+      softmax_row_backward(x + begin, length, scale, lse, 0.0f, entropy, g_logp, g_entropy, -1, stream ? span : out + begin);
+      if (stream) simd::stream_scaled(out + begin, span, length, 1.0f);  // x · 1 is x
+    }
+    bool span_bad = false;
+    simd::max_checked(x + begin, length, &span_bad);  // the span is in L1 now
+    bad |= span_bad;
+  }
+  if (stream) simd::stream_fence();  // before the target's read-modify-write below
+  if (target >= 0) out[target] += scale * g_logp;
+  return !bad;
 }
 
 }  // namespace grpo

@@ -77,4 +77,10 @@ OnlineSoftmax softmax_row_logp_backward(const float* x, int64_t n, float scale, 
 void softmax_row_backward(const float* x, int64_t n, float scale, float max, float log_sum, float entropy, float g_logp,
                           float g_entropy, int64_t target, float* out);
 
+// The backward from the forward's lse = max + log_sum (and entropy H): softmax_row_backward with
+// log p_j = x_j·scale − lse, in one sweep of the row, span by span; stream: out written with non-temporal stores.
+// Returns false when the row holds NaN or +Infinity. `out` may alias `x`.
+bool softmax_row_saved_backward(const float* x, int64_t n, float scale, float lse, float entropy, float g_logp,
+                                float g_entropy, int64_t target, bool stream, float* out);
+
 }  // namespace grpo

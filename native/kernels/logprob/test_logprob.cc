@@ -243,6 +243,47 @@ void streamed_backward_matches_cached() {
   CHECK(std::memcmp(logits.data(), grad.data(), grad.size() * sizeof(float)) == 0);
 }
 
+// The backward from the forward's lse (and entropy): against the float64 reference with and without the
+// entropy gradient, in place with the same bits, streamed (a gradient over 16 MB) and cached; an ignored row
+// is never read (NaN there passes), a bad lse, NaN in a counted row's logits, or a missing entropy fail.
+void saved_backward(int64_t rows, int64_t vocab, uint32_t seed) {
+  std::vector<float> logits = random_floats(rows * vocab, 3.0f, seed);  // [rows, vocab]
+  std::vector<int32_t> targets(rows);
+  for (int64_t t = 0; t < rows; ++t) targets[t] = t % 7 == 3 ? -100 : static_cast<int32_t>((t * 7919) % vocab);
+  logits[3 * vocab + 5] = NAN;  // row 3 is ignored
+  logits[vocab + 2] = -INFINITY;
+  const float temperature = 0.8f;
+  grpo_logprob_options options{temperature, -100};
+  std::vector<float> logp(rows), entropy(rows), lse(rows), grad(rows * vocab);
+  CHECK(grpo_logprob_forward_lse(logits.data(), targets.data(), rows, vocab, &options, logp.data(), entropy.data(), lse.data()) ==
+        GRPO_OK);
+  CHECK(lse[3] == 0.0f);
+  std::vector<float> g_logp = random_floats(rows, 1.0f, seed + 1), g_entropy = random_floats(rows, 1.0f, seed + 2);
+  std::vector<double> ref_grad(rows * vocab);
+  for (const float* ge : {static_cast<const float*>(nullptr), static_cast<const float*>(g_entropy.data())}) {
+    CHECK(grpo_logprob_backward_saved(logits.data(), targets.data(), rows, vocab, &options, lse.data(),
+                                      ge ? entropy.data() : nullptr, g_logp.data(), ge, grad.data()) == GRPO_OK);
+    grpo::reference::logprob_backward(logits.data(), targets.data(), rows, vocab, temperature, -100, g_logp.data(), ge,
+                                      ref_grad.data());
+    close(ge ? "saved grad_logits with entropy" : "saved grad_logits", grad.data(), ref_grad.data(), grad.size(), 1e-6, 1e-4);
+  }
+  std::vector<float> in_place = logits;
+  CHECK(grpo_logprob_backward_saved(in_place.data(), targets.data(), rows, vocab, &options, lse.data(), entropy.data(),
+                                    g_logp.data(), g_entropy.data(), in_place.data()) == GRPO_OK);
+  CHECK(std::memcmp(in_place.data(), grad.data(), grad.size() * sizeof(float)) == 0);
+
+  CHECK(grpo_logprob_backward_saved(logits.data(), targets.data(), rows, vocab, &options, lse.data(), nullptr, g_logp.data(),
+                                    g_entropy.data(), grad.data()) == GRPO_ERR_INVALID_ARGUMENT);
+  std::vector<float> bad_lse = lse;
+  bad_lse[1] = NAN;
+  CHECK(grpo_logprob_backward_saved(logits.data(), targets.data(), rows, vocab, &options, bad_lse.data(), nullptr,
+                                    g_logp.data(), nullptr, grad.data()) == GRPO_ERR_NON_FINITE);
+  logits[vocab + 7] = INFINITY;  // row 1 is counted
+  CHECK(grpo_logprob_backward_saved(logits.data(), targets.data(), rows, vocab, &options, lse.data(), nullptr, g_logp.data(),
+                                    nullptr, grad.data()) == GRPO_ERR_NON_FINITE);
+  CHECK(std::strstr(grpo_last_error(), "contains NaN or +Infinity") != nullptr);
+}
+
 }  // namespace
 
 int main() {
@@ -258,5 +299,7 @@ int main() {
   large_magnitudes_stay_finite();
   saved_backward_large_magnitudes();
   streamed_backward_matches_cached();
+  saved_backward(9, 1000, 31);
+  saved_backward(130, 32771, 32);  // 17 MB of gradient: streamed
   return grpo::test::report("test_logprob");
 }
