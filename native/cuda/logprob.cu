@@ -115,14 +115,38 @@ void check_common(const float* logits, const int32_t* targets, int64_t rows, int
   linear_logprob_checks::targets(targets, rows, vocab, options->ignore_index);
 }
 
-// The CPU backward's status and message for a non-finite upstream gradient (any row, ignored ones too).
-void check_upstream(const float* grad_logp, const float* grad_entropy, int64_t rows) {
+// A backward's arguments, with the CPU backward's status and message for a non-finite upstream gradient (any
+// row, ignored ones too).
+void check_backward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
+                    const grpo_logprob_options* options, const float* grad_logp, const float* grad_entropy,
+                    const float* grad_logits) {
+  check_common(logits, targets, rows, vocab, options);
+  if (rows > 0 && (!grad_logp || !grad_logits)) fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
   for (int64_t t = 0; t < rows; ++t)
     if (!std::isfinite(grad_logp[t]) || (grad_entropy && !std::isfinite(grad_entropy[t])))
       fail(GRPO_ERR_NON_FINITE, "upstream gradient at row %lld is not finite", static_cast<long long>(t));
 }
 
 int row_blocks(int64_t rows) { return static_cast<int>(rows < 65535 ? (rows > 0 ? rows : 1) : 65535); }
+
+// A backward's device side: logits, targets and upstream gradients uploaded, the gradient written on the device
+// (in place too when the caller overwrites its logits) by launch(logits, targets, grad_logp, grad_entropy, out,
+// flags), the flags raised, the gradient downloaded.
+template <typename Launch>
+void run_backward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab, const float* grad_logp,
+                  const float* grad_entropy, float* grad_logits, const char* what, Launch&& launch) {
+  DeviceBuffer<float> d_logits(logits, rows * vocab), d_grad_logp(grad_logp, rows), d_grad_entropy(grad_entropy, rows);
+  DeviceBuffer<int32_t> d_targets(targets, rows);
+  DeviceBuffer<float> d_out(grad_logits == logits ? 0 : rows * vocab);
+  float* out = grad_logits == logits ? d_logits.get() : d_out.get();
+  Flags flags;
+  KernelTimer timer;
+  launch(d_logits.get(), d_targets.get(), d_grad_logp.get(), d_grad_entropy.get(), out, flags.device());
+  check_launch(what);
+  timer.stop();
+  flags.raise();
+  check(cudaMemcpy(grad_logits, out, sizeof(float) * rows * vocab, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+}
 
 }  // namespace
 
@@ -161,26 +185,13 @@ extern "C" grpo_status grpo_logprob_backward(const float* logits, const int32_t*
                                              const float* grad_entropy, float* grad_logits) {
   using namespace grpo::cuda;
   return grpo::guarded([&] {
-    check_common(logits, targets, rows, vocab, options);
-    if (rows > 0 && (!grad_logp || !grad_logits))
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
-    check_upstream(grad_logp, grad_entropy, rows);
+    check_backward(logits, targets, rows, vocab, options, grad_logp, grad_entropy, grad_logits);
     if (rows == 0) return;
-    DeviceBuffer<float> d_logits(logits, rows * vocab), d_grad_logp(grad_logp, rows);
-    DeviceBuffer<float> d_grad_entropy(grad_entropy, rows);
-    DeviceBuffer<int32_t> d_targets(targets, rows);
-    // In place on the device too when the caller overwrites its logits.
-    DeviceBuffer<float> d_out(grad_logits == logits ? 0 : rows * vocab);
-    float* out = grad_logits == logits ? d_logits.get() : d_out.get();
-    Flags flags;
-    KernelTimer timer;
-    backward_kernel<<<row_blocks(rows), kRowThreads>>>(d_logits.get(), d_targets.get(), rows, vocab,
-                                                       1.0f / options->temperature, options->ignore_index,
-                                                       d_grad_logp.get(), d_grad_entropy.get(), out, flags.device());
-    check_launch("logprob backward");
-    timer.stop();
-    flags.raise();
-    check(cudaMemcpy(grad_logits, out, sizeof(float) * rows * vocab, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+    run_backward(logits, targets, rows, vocab, grad_logp, grad_entropy, grad_logits, "logprob backward",
+                 [&](const float* x, const int32_t* ids, const float* g, const float* ge, float* out, RowFlags flags) {
+                   backward_kernel<<<row_blocks(rows), kRowThreads>>>(x, ids, rows, vocab, 1.0f / options->temperature,
+                                                                      options->ignore_index, g, ge, out, flags);
+                 });
   });
 }
 
@@ -190,26 +201,15 @@ extern "C" grpo_status grpo_logprob_backward_saved(const float* logits, const in
                                                    const float* grad_entropy, float* grad_logits) {
   using namespace grpo::cuda;
   return grpo::guarded([&] {
-    check_common(logits, targets, rows, vocab, options);
-    if (rows > 0 && (!grad_logp || !grad_logits))
-      grpo::fail(GRPO_ERR_INVALID_ARGUMENT, "grad_logp and grad_logits must not be NULL");
-    check_upstream(grad_logp, grad_entropy, rows);
+    check_backward(logits, targets, rows, vocab, options, grad_logp, grad_entropy, grad_logits);
     grpo::linear_logprob_checks::saved_stats(targets, rows, options->ignore_index, lse, entropy, grad_entropy);
     if (rows == 0) return;
-    DeviceBuffer<float> d_logits(logits, rows * vocab), d_grad_logp(grad_logp, rows), d_lse(lse, rows);
-    DeviceBuffer<float> d_grad_entropy(grad_entropy, rows), d_entropy(grad_entropy ? entropy : nullptr, rows);
-    DeviceBuffer<int32_t> d_targets(targets, rows);
-    DeviceBuffer<float> d_out(grad_logits == logits ? 0 : rows * vocab);
-    float* out = grad_logits == logits ? d_logits.get() : d_out.get();
-    Flags flags;
-    KernelTimer timer;
-    saved_backward_kernel<<<row_blocks(rows), kRowThreads>>>(d_logits.get(), d_targets.get(), rows, vocab,
-                                                             1.0f / options->temperature, options->ignore_index,
-                                                             d_lse.get(), d_entropy.get(), d_grad_logp.get(),
-                                                             d_grad_entropy.get(), out, flags.device());
-    check_launch("logprob saved backward");
-    timer.stop();
-    flags.raise();
-    check(cudaMemcpy(grad_logits, out, sizeof(float) * rows * vocab, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+    DeviceBuffer<float> d_lse(lse, rows), d_entropy(grad_entropy ? entropy : nullptr, rows);
+    run_backward(logits, targets, rows, vocab, grad_logp, grad_entropy, grad_logits, "logprob saved backward",
+                 [&](const float* x, const int32_t* ids, const float* g, const float* ge, float* out, RowFlags flags) {
+                   saved_backward_kernel<<<row_blocks(rows), kRowThreads>>>(x, ids, rows, vocab, 1.0f / options->temperature,
+                                                                            options->ignore_index, d_lse.get(),
+                                                                            d_entropy.get(), g, ge, out, flags);
+                 });
   });
 }

@@ -85,9 +85,22 @@ void check_upstream(float g_logp, float g_entropy, int64_t row) {
     fail(GRPO_ERR_NON_FINITE, "upstream gradient at row %lld is not finite", static_cast<long long>(row));
 }
 
-void zero_row(float* out, int64_t vocab, bool stream) {
-  if (stream) simd::stream_zero(out, vocab);
-  else std::fill(out, out + vocab, 0.0f);
+// The rows of a backward in parallel: each row's upstream gradient checked, an ignored row's gradient zeroed,
+// row(t, g_entropy, out [vocab]) on every other one.
+template <typename RowFn>
+void for_each_gradient_row(const int32_t* targets, int64_t rows, int64_t vocab, const grpo_logprob_options& options,
+                           const float* grad_logp, const float* grad_entropy, float* grad_logits, bool stream, RowFn&& row) {
+  parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      float* out = grad_logits + t * vocab;
+      const float g_entropy = grad_entropy ? grad_entropy[t] : 0.0f;
+      check_upstream(grad_logp[t], g_entropy, t);
+      if (targets[t] != options.ignore_index) row(t, g_entropy, out);
+      else if (stream) simd::stream_zero(out, vocab);
+      else std::fill(out, out + vocab, 0.0f);
+    }
+    if (stream) simd::stream_fence();  // before the pool hands the result back
+  });
 }
 
 }  // namespace
@@ -97,26 +110,18 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
                       float* grad_logits) {
   const float scale = 1.0f / options.temperature;
   const bool stream = streams_gradient(rows, vocab);
-  parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const float* x = logits + t * vocab;
-      float* out = grad_logits + t * vocab;
-      const float g_entropy = grad_entropy ? grad_entropy[t] : 0.0f;
-      check_upstream(grad_logp[t], g_entropy, t);
-      if (targets[t] == options.ignore_index) {
-        zero_row(out, vocab, stream);
-        continue;
-      }
-      if (!grad_entropy) {
-        check_target(vocab, t, targets[t]);
-        check_stats(softmax_row_logp_backward(x, vocab, scale, grad_logp[t], targets[t], stream, out), t);
-        continue;
-      }
-      const RowResult r = score_row(x, vocab, t, targets[t], scale, true);
-      softmax_row_backward(x, vocab, scale, r.max, r.log_sum, r.entropy, grad_logp[t], g_entropy, targets[t], out);
-    }
-    if (stream) simd::stream_fence();  // the ignored rows' zeros, before the pool hands the result back
-  });
+  for_each_gradient_row(targets, rows, vocab, options, grad_logp, grad_entropy, grad_logits, stream,
+                        [&](int64_t t, float g_entropy, float* out) {
+                          const float* x = logits + t * vocab;
+                          if (!grad_entropy) {
+                            check_target(vocab, t, targets[t]);
+                            check_stats(softmax_row_logp_backward(x, vocab, scale, grad_logp[t], targets[t], stream, out), t);
+                            return;
+                          }
+                          const RowResult r = score_row(x, vocab, t, targets[t], scale, true);
+                          softmax_row_backward(x, vocab, scale, r.max, r.log_sum, r.entropy, grad_logp[t], g_entropy,
+                                               targets[t], out);
+                        });
 }
 
 void logprob_backward_saved(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
@@ -124,23 +129,14 @@ void logprob_backward_saved(const float* logits, const int32_t* targets, int64_t
                             const float* grad_logp, const float* grad_entropy, float* grad_logits) {
   const float scale = 1.0f / options.temperature;
   const bool stream = streams_gradient(rows, vocab);
-  parallel_for(rows, rows_per_task(vocab), [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      float* out = grad_logits + t * vocab;
-      const float g_entropy = grad_entropy ? grad_entropy[t] : 0.0f;
-      check_upstream(grad_logp[t], g_entropy, t);
-      if (targets[t] == options.ignore_index) {
-        zero_row(out, vocab, stream);
-        continue;
-      }
-      check_target(vocab, t, targets[t]);
-      const float h = grad_entropy ? entropy[t] : 0.0f;
-      if (!softmax_row_saved_backward(logits + t * vocab, vocab, scale, lse[t], h, grad_logp[t], g_entropy, targets[t],
-                                      stream, out))
-        fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(t));
-    }
-    if (stream) simd::stream_fence();  // before the pool hands the result back
-  });
+  for_each_gradient_row(targets, rows, vocab, options, grad_logp, grad_entropy, grad_logits, stream,
+                        [&](int64_t t, float g_entropy, float* out) {
+                          check_target(vocab, t, targets[t]);
+                          const float h = grad_entropy ? entropy[t] : 0.0f;
+                          if (!softmax_row_saved_backward(logits + t * vocab, vocab, scale, lse[t], h, grad_logp[t],
+                                                          g_entropy, targets[t], stream, out))
+                            fail(GRPO_ERR_NON_FINITE, "logits row %lld contains NaN or +Infinity", static_cast<long long>(t));
+                        });
 }
 
 }  // namespace grpo
