@@ -245,17 +245,21 @@ bool softmax_row_saved_backward(const float* x, int64_t n, float scale, float ls
                                 float g_entropy, int64_t target, bool stream, float* out) {
   alignas(64) float span[kSpan];  // a streamed span, in L1
   bool bad = false;
+  const auto check = [&](int64_t begin, int64_t length) {
+    bool span_bad = false;
+    simd::max_checked(x + begin, length, &span_bad);
+    bad |= span_bad;
+  };
   for (int64_t begin = 0; begin < n; begin += kSpan) {
     const int64_t length = n - begin < kSpan ? n - begin : kSpan;
-    if (g_entropy == 0.0f) {  // p_j = e^(x_j·scale − lse): −scale · g_logp · p_j
+    if (out == x) check(begin, length);  // in place: before the span is overwritten
+    if (g_entropy == 0.0f) {             // p_j = e^(x_j·scale − lse): −scale · g_logp · p_j
       scaled_exps(x + begin, length, scale, lse, -scale * g_logp, stream, span, out + begin);
     } else {
       softmax_row_backward(x + begin, length, scale, lse, 0.0f, entropy, g_logp, g_entropy, -1, stream ? span : out + begin);
       if (stream) simd::stream_scaled(out + begin, span, length, 1.0f);  // x · 1 is x
     }
-    bool span_bad = false;
-    simd::max_checked(x + begin, length, &span_bad);  // the span is in L1 now
-    bad |= span_bad;
+    if (out != x) check(begin, length);  // the span is in L1 now
   }
   if (stream) simd::stream_fence();  // before the target's read-modify-write below
   if (target >= 0) out[target] += scale * g_logp;

@@ -282,6 +282,13 @@ void saved_backward(int64_t rows, int64_t vocab, uint32_t seed) {
   CHECK(grpo_logprob_backward_saved(logits.data(), targets.data(), rows, vocab, &options, lse.data(), nullptr, g_logp.data(),
                                     nullptr, grad.data()) == GRPO_ERR_NON_FINITE);
   CHECK(std::strstr(grpo_last_error(), "contains NaN or +Infinity") != nullptr);
+  for (const float poison : {INFINITY, -NAN})  // in place too, where the gradient overwrites the logits it checks
+    for (const float* ge : {static_cast<const float*>(nullptr), static_cast<const float*>(g_entropy.data())}) {
+      logits[vocab + 7] = poison;
+      in_place = logits;
+      CHECK(grpo_logprob_backward_saved(in_place.data(), targets.data(), rows, vocab, &options, lse.data(), entropy.data(),
+                                        g_logp.data(), ge, in_place.data()) == GRPO_ERR_NON_FINITE);
+    }
 }
 
 }  // namespace
