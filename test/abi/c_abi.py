@@ -1,5 +1,5 @@
 """The C ABI embedded from Python: libgrpo_native.so through ctypes and NumPy arrays reproduces the TS API's
-log-prob, sampling, group and rank advantages and policy loss bit for bit (both call the same kernels), on inputs
+log-prob (its saved backward too), sampling, group and rank advantages and policy loss bit for bit (both call the same kernels), on inputs
 written here and computed in TS by test/abi/ts-results.mjs. Run by `npm run test:abi` (needs numpy and a build:
 npm run build:ts plus build/Release, or a prebuild). GRPO_NATIVE_LIB names the library to load.
 """
@@ -80,6 +80,21 @@ def logprob_case():
     def c(lib):
         logp, entropy = lib.logprob_forward(logits, targets, LogprobOptions(0.7, -100))
         return {"logp": logp, "entropy": entropy}
+    return ts, c
+
+
+def logprob_saved_case():
+    logits = rng.normal(0, 3, (6, 70)).astype(np.float32)  # [rows, vocab]
+    targets = rng.integers(0, 70, 6).astype(np.int32)  # [rows]
+    targets[1] = -100  # ignored: a zero gradient row
+    grad_logp = rng.normal(0, 1, 6).astype(np.float32)  # [rows]
+    ts = {"kernel": "logprobSaved", "logits": logits.ravel(), "targets": targets, "gradLogp": grad_logp,
+          "options": {"temperature": 0.9, "ignoreIndex": -100}}
+
+    def c(lib):
+        options = LogprobOptions(0.9, -100)
+        _, lse = lib.logprob_forward_lse(logits, targets, options)
+        return {"lse": lse, "grad": lib.logprob_backward_saved(logits, targets, options, lse, grad_logp)}
     return ts, c
 
 
@@ -191,8 +206,9 @@ class CAbiFromPython(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.lib = GrpoNative(LIBRARY)
-        cls.cases = {"logprob": logprob_case(), "sample": sample_case(), "group advantages": group_advantages_case(),
-                     "rank advantages": rank_advantages_case(), **loss_cases()}
+        cls.cases = {"logprob": logprob_case(), "logprob saved backward": logprob_saved_case(), "sample": sample_case(),
+                     "group advantages": group_advantages_case(), "rank advantages": rank_advantages_case(),
+                     **loss_cases()}
         cls.expected = dict(zip(cls.cases, ts_results([ts for ts, _ in cls.cases.values()])))
 
     def test_the_library_reports_the_abi_of_the_headers(self):
@@ -211,6 +227,9 @@ class CAbiFromPython(unittest.TestCase):
         self.assertTrue(token < 16 or token >= 32, "row 4 draws an allowed token")
         self.assertEqual(self.expected["group advantages"]["advantages"][5], 0, "the NaN reward gets a zero advantage")
         self.assertTrue(np.all(np.isfinite(self.expected["loss clip k3"]["stats"])), "the loss statistics are finite")
+        saved = self.expected["logprob saved backward"]
+        self.assertEqual(saved["lse"][1], 0, "the ignored row's lse is 0")
+        self.assertTrue(np.all(saved["grad"][70:140] == 0) and np.any(saved["grad"][:70] != 0), "row 1's gradient is 0")
 
     def test_a_failure_is_a_status_and_a_message_for_the_calling_thread(self):
         logits = np.zeros((2, 3), np.float32)  # [rows, vocab]

@@ -88,6 +88,9 @@ PROTOTYPES = {
     "grpo_set_num_threads": (c_int, [c_int]),
     "grpo_get_num_threads": (c_int, []),
     "grpo_logprob_forward": (c_int, [F32, I32, c_int64, c_int64, POINTER(LogprobOptions), F32, F32]),
+    "grpo_logprob_forward_lse": (c_int, [F32, I32, c_int64, c_int64, POINTER(LogprobOptions), F32, F32, F32]),
+    "grpo_logprob_backward_saved": (c_int, [F32, I32, c_int64, c_int64, POINTER(LogprobOptions), F32, F32, F32, F32,
+                                            F32]),
     "grpo_sample": (c_int, [F32, c_int64, c_int64, POINTER(SamplingParams), I32, F32, F32]),
     "grpo_group_advantages": (c_int, [F32, c_int64, c_int64, I32, c_int64, POINTER(AdvantageOptions), F32,
                                       POINTER(AdvantageStats)]),
@@ -128,6 +131,24 @@ class GrpoNative:
                                                  ctypes.byref(options), pointer(logp, np.float32),
                                                  pointer(entropy, np.float32)))
         return logp, entropy
+
+    def logprob_forward_lse(self, logits, targets, options):
+        """logits [rows, vocab] float32, targets [rows] int32 -> (logp [rows], lse [rows]), without entropy."""
+        rows, vocab = logits.shape
+        logp, lse = np.empty(rows, np.float32), np.empty(rows, np.float32)
+        self.check(self.lib.grpo_logprob_forward_lse(pointer(logits, np.float32), pointer(targets, np.int32), rows, vocab,
+                                                     ctypes.byref(options), pointer(logp, np.float32), None,
+                                                     pointer(lse, np.float32)))
+        return logp, lse
+
+    def logprob_backward_saved(self, logits, targets, options, lse, grad_logp):
+        """The gradient [rows, vocab] of the logits from the forward's lse [rows] and grad_logp [rows]."""
+        rows, vocab = logits.shape
+        grad = np.empty((rows, vocab), np.float32)
+        self.check(self.lib.grpo_logprob_backward_saved(pointer(logits, np.float32), pointer(targets, np.int32), rows, vocab,
+                                                        ctypes.byref(options), pointer(lse, np.float32), None,
+                                                        pointer(grad_logp, np.float32), None, pointer(grad, np.float32)))
+        return grad
 
     def sample(self, logits, params):
         """logits [rows, vocab] -> (tokens, logp, logp_raw), each [rows]."""

@@ -1,7 +1,9 @@
 // The TS side of the C ABI test (test/abi/c_abi.py): reads the cases as JSON on stdin, runs each through the
 // public TS API and writes the outputs as JSON on stdout. Typed arrays travel as {dtype, data: base64 of the
 // little-endian bytes}, so every value crosses bit for bit; statistics travel as Float64Arrays (NaN included).
-import { groupAdvantagesSync, logprobsSync, policyLossSync, rankAdvantagesSync, sampleSync } from '../../dist/index.js';
+import {
+  groupAdvantagesSync, logprobsBackwardSync, logprobsSync, policyLossSync, rankAdvantagesSync, sampleSync,
+} from '../../dist/index.js';
 
 const TYPES = { float32: Float32Array, float64: Float64Array, int32: Int32Array, uint8: Uint8Array, uint32: Uint32Array };
 const ADVANTAGE_STATS = ['rewardMean', 'rewardStd', 'fracRewardZeroStd'];
@@ -26,6 +28,10 @@ const statsOf = (stats, names) => Float64Array.from(names, (name) => stats[name]
 
 const RUN = {
   logprob: (c) => logprobsSync(c.logits, c.targets, c.options),
+  logprobSaved: (c) => {
+    const forward = logprobsSync(c.logits, c.targets, { ...c.options, lse: true });
+    return { lse: forward.lse, grad: logprobsBackwardSync(c.logits, c.targets, c.gradLogp, { ...c.options, saved: forward }) };
+  },
   sample: (c) => sampleSync(c.logits, c.vocab, c.options),
   groupAdvantages: (c) => {
     const { advantages, stats } = groupAdvantagesSync(c.rewards, c.options);
