@@ -41,6 +41,22 @@ describe.runIf(gpu)('CUDA vs CPU', () => {
         logprobsBackwardSync(inPlace, targets, gradLogp, { ...options, gradEntropy, out: inPlace, device: 'cuda' });
         expectClose(inPlace, cpuGrad, { atol: 1e-6, rtol: 1e-4 });
       });
+
+      it(`the saved backward agrees (lse from the forward), T=${rows} V=${vocab}`, () => {
+        const logits = maskedLogits(rows, vocab, 4, rows + vocab + 1);
+        const targets = randomInts(rows, vocab, 7);
+        if (rows > 2) targets[1] = -100;
+        const options = { temperature: 0.7, entropy: true, lse: true } as const;
+        const cpu = logprobsSync(logits, targets, options);
+        const cuda = logprobsSync(logits, targets, { ...options, device: 'cuda' });
+        expectClose(cuda.lse!, cpu.lse!, { atol: 2e-5, rtol: 1e-5 });
+        const gradLogp = randomNormal(rows, 1, 8), gradEntropy = randomNormal(rows, 1, 9);
+        for (const extra of [{}, { gradEntropy }]) {
+          const cpuGrad = logprobsBackwardSync(logits, targets, gradLogp, { ...options, ...extra, saved: cpu });
+          const cudaGrad = logprobsBackwardSync(logits, targets, gradLogp, { ...options, ...extra, saved: cuda, device: 'cuda' });
+          expectClose(cudaGrad, cpuGrad, { atol: 1e-6, rtol: 1e-4 });
+        }
+      });
     }
 
     it('names the same bad row with the same code', () => {
