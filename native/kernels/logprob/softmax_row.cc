@@ -22,7 +22,6 @@ constexpr int64_t kPrefetchBlock = 256;  // floats: 16 cache lines requested per
 // they compute, so that its max pass reads from cache instead of waiting on memory (the max pass took twice the
 // time of the exps on one thread, docs/performance.md).
 using simd::prefetch;
-using simd::prefetch_for_write;
 
 GRPO_CLONES ExpMoments exp_moments(const float* x, int64_t n, float scale, float shift) {
   float sum[kLanes] = {}, dot[kLanes] = {};

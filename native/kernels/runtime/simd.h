@@ -131,11 +131,6 @@ GRPO_INLINE void prefetch(const float* p, int64_t count) {
   for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k);
 }
 
-// The same for lines about to be written.
-GRPO_INLINE void prefetch_for_write(float* p, int64_t count) {
-  for (int64_t k = 0; k < count; k += 16) __builtin_prefetch(p + k, 1);
-}
-
 // Whether grpo_cpu_path() is "avx512": the x86-64-v4 files' functions may run (false in an x86-64-v3 build).
 bool avx512_path();
 
