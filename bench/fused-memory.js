@@ -1,5 +1,6 @@
 // Peak extra memory of one fused linear log-prob call (forward, then backward), measured in a fresh
-// process so that nothing else has raised the peak: VmHWM after the call minus VmRSS before it.
+// process so that nothing else has raised the peak: VmHWM after the call minus VmRSS before it; then of the
+// same call keeping the logits (keepLogits), whose T × V floats make it the higher peak.
 // Prints one JSON line; bench/linear-logprob.bench.js runs it. Usage: node bench/fused-memory.js T H V
 import { linearLogprobsBackwardSync, linearLogprobsSync } from '../dist/index.js';
 import { peakRssMb, rssMb } from './timing.js';
@@ -16,4 +17,7 @@ const before = rssMb();
 const forward = linearLogprobsSync(hidden, weight, targets, { lse: true });
 const forwardPeak = peakRssMb() - before;
 linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { gradHidden, gradWeight, saved: forward });
-console.log(JSON.stringify({ forwardPeakExtraMb: forwardPeak, backwardPeakExtraMb: peakRssMb() - before }));
+const backwardPeak = peakRssMb() - before;
+const kept = linearLogprobsSync(hidden, weight, targets, { lse: true, keepLogits: true });
+linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { gradHidden, gradWeight, saved: kept });
+console.log(JSON.stringify({ forwardPeakExtraMb: forwardPeak, backwardPeakExtraMb: backwardPeak, keptPeakExtraMb: peakRssMb() - before }));

@@ -16,6 +16,9 @@ export {
   type LinearLogprobOptions,
   type LinearLogprobBackwardOptions,
   type LinearLogprobGradients,
+  type LinearLogprobResult,
+  type SavedLogprobStats,
+  type SavedLinearLogprobStats,
 } from './kernels/logprob.js';
 export {
   matmul, matmulSync, matmulBf16Native, matmulBf16Kernel, type MatmulBf16Kernel, type MatmulOptions, type MatmulShape,

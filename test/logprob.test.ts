@@ -209,6 +209,42 @@ describe('fused linear log-probs', () => {
     expect(call({ lse: bad })).not.toThrow();
   });
 
+  it('keepLogits returns hidden · weightᵀ + bias, and the backward reading them gives the saved backward\'s bits', async () => {
+    const gradLogp = randomNormal(rows, 1, 29), gradEntropy = randomNormal(rows, 1, 30);
+    const reference = linearLogitsReference(hidden, weight, rows, bias);
+    for (const [h, w, dtype] of [[hidden, weight, 'f32'], [toBf16(hidden), toBf16(weight), 'bf16']] as const) {
+      const options = { bias, temperature: 0.8, chunkSize: 5, chunkVocab: 97, dtype } as const;
+      const forward = linearLogprobsSync(h, w, targets, { ...options, entropy: true, lse: true });
+      const logitsOut = new Float32Array(rows * vocab); // [T, V]
+      const kept = await linearLogprobs(h, w, targets, { ...options, entropy: true, lse: true, keepLogits: true, logitsOut });
+      expect(kept.logits).toBe(logitsOut);
+      expect(Buffer.from(kept.logp.buffer).equals(Buffer.from(forward.logp.buffer))).toBe(true);
+      if (dtype === 'f32') expectClose(kept.logits!, reference, { atol: 1e-4, rtol: 1e-4 });
+      const saved = linearLogprobsBackwardSync(h, w, targets, gradLogp, { ...options, gradEntropy, saved: forward });
+      const read = linearLogprobsBackwardSync(h, w, targets, gradLogp, { ...options, gradEntropy, saved: kept });
+      for (const key of ['gradHidden', 'gradWeight', 'gradBias'] as const) {
+        expect(Buffer.from(read[key]!.buffer).equals(Buffer.from(saved[key]!.buffer))).toBe(true);
+      }
+    }
+  });
+
+  it('kept logits: a wrong-length buffer, logitsOut without keepLogits and a poisoned counted row are rejected', () => {
+    const gradLogp = randomNormal(rows, 1, 31);
+    const call = (options: object) => () => linearLogprobsSync(hidden, weight, targets, options);
+    expect(call({ keepLogits: true, logitsOut: new Float32Array(rows * vocab - 1) }))
+      .toThrow(expect.objectContaining({ code: 'GRPO_SHAPE_MISMATCH' }));
+    expect(call({ logitsOut: new Float32Array(rows * vocab) })).toThrow(expect.objectContaining({ code: 'GRPO_INVALID_ARGUMENT' }));
+    const kept = linearLogprobsSync(hidden, weight, targets, { lse: true, keepLogits: true });
+    const backward = (logits: Float32Array) => () =>
+      linearLogprobsBackwardSync(hidden, weight, targets, gradLogp, { saved: { lse: kept.lse!, logits } });
+    expect(backward(kept.logits!.subarray(1))).toThrow(expect.objectContaining({ code: 'GRPO_SHAPE_MISMATCH' }));
+    const poisoned = kept.logits!.slice();
+    poisoned[5 * vocab + 3] = Number.NaN; // row 5 is ignored: not read
+    expect(backward(poisoned)).not.toThrow();
+    poisoned[7 * vocab + 999] = Number.POSITIVE_INFINITY;
+    expect(backward(poisoned)).toThrow(expect.objectContaining({ code: 'GRPO_NON_FINITE', message: expect.stringContaining('logits row 7') }));
+  });
+
   it('accumulate adds into the caller buffers', () => {
     const gradLogp = randomNormal(rows, 1, 25);
     const once = linearLogprobsBackwardSync(hidden, weight, targets, gradLogp);

@@ -123,14 +123,16 @@ function lmHeadForward(dir, large, bf16) {
   };
 }
 
-function lmHeadForwardBackward(dir, large, bf16) {
+/** The fused LM head forward + backward; kept: the forward keeps its logits for the backward (keepLogits). */
+function lmHeadForwardBackward(dir, large, bf16, kept = false) {
   const inputs = lmHeadInputs(dir);
   const { T, H, V, targets } = inputs;
   const gradLogp = new Float32Array(T).fill(1);
   const grads = { gradHidden: new Float32Array(T * H), gradWeight: new Float32Array(V * H) };
+  const keep = kept ? { keepLogits: true, logitsOut: new Float32Array(T * V) } : {}; // [T, V], reused as a trainer would
   const run = ([h, w, dtypeOption]) => {
     // the backward reuses the forward's lse (PyTorch's autograd likewise keeps its forward's results)
-    const forward = linearLogprobsSync(h, w, targets, { ...dtypeOption, lse: true });
+    const forward = linearLogprobsSync(h, w, targets, { ...dtypeOption, ...keep, lse: true });
     linearLogprobsBackwardSync(h, w, targets, gradLogp, { ...dtypeOption, ...grads, saved: forward });
     return forward.logp;
   };
@@ -144,7 +146,7 @@ function lmHeadForwardBackward(dir, large, bf16) {
     check: (theirs) => check(theirs, run(operands)),
     float32Check: (theirs) => compare(TOLERANCE.bf16)(theirs, run(lmHeadOperands(inputs, false))),
     work: gflops(3 * 2 * T * H * V, bf16), // the three products PyTorch runs: logits, d hidden, d weight
-    memory: bf16 ? undefined : 'backwardPeakExtraMb',
+    memory: bf16 ? undefined : kept ? 'keptPeakExtraMb' : 'backwardPeakExtraMb',
   };
 }
 
@@ -322,6 +324,8 @@ export const WORKLOADS = [
   { name: 'logprob-forward-backward', label: 'log-prob forward + backward (lse saved)', repeats: 1, prepare: logprobForwardBackward },
   { name: 'lm-head-forward', label: 'fused LM head forward, T 2048, H 512, V 32768 (PyTorch: matmul + log_softmax + gather)', repeats: 1, prepare: lmHeadForward, bf16: true },
   { name: 'lm-head-forward-backward', label: 'fused LM head forward + backward', repeats: 1, prepare: lmHeadForwardBackward, bf16: true },
+  { name: 'lm-head-forward-backward-kept', label: 'fused LM head forward + backward, logits kept (keepLogits: T × V floats)', repeats: 1,
+    prepare: (dir, large, bf16) => lmHeadForwardBackward(dir, large, bf16, true), bf16: true },
   { name: 'model-train', label: 'built-in model: training step (SFT loss + AdamW)', repeats: 1, prepare: modelTrain, model: 'train', bf16: true },
   { name: 'model-score', label: 'built-in model: scoring', repeats: 1, prepare: modelScore, model: 'score', bf16: true },
   { name: 'model-generate', label: 'built-in model: generation with KV cache', repeats: 1, prepare: modelGenerate, model: 'generate', bf16: true },

@@ -261,6 +261,7 @@ WORKLOADS = {
     'logprob-forward-backward': logprob_forward_backward,
     'lm-head-forward': lm_head_forward,
     'lm-head-forward-backward': lm_head_forward_backward,
+    'lm-head-forward-backward-kept': lm_head_forward_backward,  # PyTorch's autograd keeps its logits either way
     'model-train': model_train,
     'model-score': model_score,
     'model-generate': model_generate,

@@ -172,23 +172,25 @@ export interface KernelBinding {
   ): Done;
   linearLogprobForward(
     hidden: F32, weight: F32, bias: F32 | null, targets: I32, hiddenSize: number, options: NativeLinearLogprobOptions,
-    logp: F32, entropy: F32 | null, lse: F32 | null, async: boolean,
+    logp: F32, entropy: F32 | null, lse: F32 | null, async: boolean, keptLogits?: F32 | null,
   ): Done;
   linearLogprobBackward(
     hidden: F32, weight: F32, bias: F32 | null, targets: I32, hiddenSize: number, options: NativeLinearLogprobOptions,
     gradLogp: F32, gradEntropy: F32 | null, gradHidden: F32, gradWeight: F32, gradBias: F32 | null, accumulate: boolean,
-    async: boolean, savedLse?: F32 | null, savedEntropy?: F32 | null,
+    async: boolean, savedLse?: F32 | null, savedEntropy?: F32 | null, keptLogits?: F32 | null,
   ): Done;
   /** linearLogprobForward with hidden and weight as bfloat16 bit patterns. */
   linearLogprobForwardBf16(
     hidden: Uint16Array, weight: Uint16Array, bias: F32 | null, targets: I32, hiddenSize: number,
     options: NativeLinearLogprobOptions, logp: F32, entropy: F32 | null, lse: F32 | null, async: boolean,
+    keptLogits?: F32 | null,
   ): Done;
   /** linearLogprobBackward with hidden and weight as bfloat16 bit patterns; the gradients are float32. */
   linearLogprobBackwardBf16(
     hidden: Uint16Array, weight: Uint16Array, bias: F32 | null, targets: I32, hiddenSize: number,
     options: NativeLinearLogprobOptions, gradLogp: F32, gradEntropy: F32 | null, gradHidden: F32, gradWeight: F32,
     gradBias: F32 | null, accumulate: boolean, async: boolean, savedLse?: F32 | null, savedEntropy?: F32 | null,
+    keptLogits?: F32 | null,
   ): Done;
   groupAdvantages(
     rewards: F32, groupSize: number, groupIds: I32 | null, numGroups: number, options: NativeAdvantageOptions,

@@ -6,6 +6,7 @@ import * as check from '../validate.js';
 import {
   LINEAR_LOGPROB_BACKWARD_OPTIONS, LINEAR_LOGPROB_OPTIONS, LOGPROB_BACKWARD_OPTIONS, LOGPROB_OPTIONS,
   type LinearDtype, type LinearLogprobBackwardOptions, type LinearLogprobOptions, type LogprobBackwardOptions, type LogprobOptions,
+  type SavedLinearLogprobStats,
 } from '../options/logprob.js';
 import { defaultsOf, kernelNaming, type Schema, type ValuesOf, checkOptions } from '../options/schema.js';
 import { rejectOnThrow, runNative } from './native-call.js';
@@ -13,6 +14,7 @@ import { rejectOnThrow, runNative } from './native-call.js';
 export {
   LINEAR_LOGPROB_BACKWARD_OPTIONS, LINEAR_LOGPROB_OPTIONS, LOGPROB_BACKWARD_OPTIONS, LOGPROB_OPTIONS,
   type LinearDtype, type LinearLogprobBackwardOptions, type LinearLogprobOptions, type LogprobBackwardOptions, type LogprobOptions,
+  type SavedLinearLogprobStats, type SavedLogprobStats,
 } from '../options/logprob.js';
 
 /** The checked options every log-prob call shares. */
@@ -25,6 +27,11 @@ export interface LogprobResult {
   entropy?: Float32Array;
   /** lse [T], when asked for (`lse: true`) */
   lse?: Float32Array;
+}
+
+export interface LinearLogprobResult extends LogprobResult {
+  /** logits [T, V] = hidden · weightᵀ + bias, when kept (`keepLogits: true`) */
+  logits?: Float32Array;
 }
 
 export interface LinearLogprobGradients {
@@ -195,18 +202,29 @@ function linearCall(fn: string, hidden: unknown, weight: unknown, targets: unkno
   return { inputs, bias, targets: t, hiddenSize: H, vocab, chunkSize: o.chunkSize, chunkVocab: o.chunkVocab, s };
 }
 
+/** The forward's kept logits [T, V]: logitsOut, or a new array; null without keepLogits. */
+function keptLogits(fn: string, c: LinearCall, options: LinearLogprobOptions | undefined): Float32Array | null {
+  const size = c.targets.length * c.vocab;
+  if (options?.keepLogits) return callerBuffer(fn, 'logitsOut', options.logitsOut, size, `[T, V] = [${c.targets.length}, ${c.vocab}]`);
+  if (options?.logitsOut !== undefined) throw new GrpoError('GRPO_INVALID_ARGUMENT', `Expected ${fn} logitsOut only with keepLogits: true`);
+  return null;
+}
+
 function linearForward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, options?: LinearLogprobOptions) {
   const c = linearCall('linearLogprobs', hidden, weight, targets, options, LINEAR_LOGPROB_OPTIONS);
   const rows = c.targets.length;
   const logp = new Float32Array(rows); // [T]
   const entropy = c.s.entropy ? new Float32Array(rows) : null; // [T]
   const lse = c.s.lse ? new Float32Array(rows) : null; // [T]
+  const logits = keptLogits('linearLogprobs', c, options); // [T, V]
   const x = c.inputs;
   const backend = kernelBinding('linearLogprobs', options?.device, x.bf16 ? 'linearLogprobForwardBf16' : 'linearLogprobForward');
   const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), logp, entropy, lse] as const;
   return runNative(async,
-    (a) => (x.bf16 ? backend.linearLogprobForwardBf16(x.hidden, x.weight, ...rest, a) : backend.linearLogprobForward(x.hidden, x.weight, ...rest, a)),
-    (): LogprobResult => ({ logp, ...(entropy && { entropy }), ...(lse && { lse }) }));
+    (a) => (x.bf16
+      ? backend.linearLogprobForwardBf16(x.hidden, x.weight, ...rest, a, logits)
+      : backend.linearLogprobForward(x.hidden, x.weight, ...rest, a, logits)),
+    (): LinearLogprobResult => ({ logp, ...(entropy && { entropy }), ...(lse && { lse }), ...(logits && { logits }) }));
 }
 
 /**
@@ -217,18 +235,18 @@ function linearForward(async: boolean, hidden: unknown, weight: unknown, targets
  */
 export function linearLogprobs(
   hidden: Float32Array | Uint16Array, weight: Float32Array | Uint16Array, targets: Int32Array, options?: LinearLogprobOptions,
-): Promise<LogprobResult> {
-  return rejectOnThrow(() => linearForward(true, hidden, weight, targets, options) as Promise<LogprobResult>);
+): Promise<LinearLogprobResult> {
+  return rejectOnThrow(() => linearForward(true, hidden, weight, targets, options) as Promise<LinearLogprobResult>);
 }
 
 /** Synchronous {@link linearLogprobs}. */
 export function linearLogprobsSync(
   hidden: Float32Array | Uint16Array, weight: Float32Array | Uint16Array, targets: Int32Array, options?: LinearLogprobOptions,
-): LogprobResult {
-  return linearForward(false, hidden, weight, targets, options) as LogprobResult;
+): LinearLogprobResult {
+  return linearForward(false, hidden, weight, targets, options) as LinearLogprobResult;
 }
 
-function gradBuffer(fn: string, name: string, given: Float32Array | undefined, size: number, shape: string): Float32Array {
+function callerBuffer(fn: string, name: string, given: Float32Array | undefined, size: number, shape: string): Float32Array {
   if (given === undefined) return new Float32Array(size);
   const buffer = check.float32Array(`${fn} ${name}`, given);
   check.length(`${fn} ${name}`, buffer, size, shape);
@@ -254,6 +272,15 @@ function savedStats(fn: string, saved: unknown, rows: number, withEntropy: boole
   return { lse: l, entropy: e };
 }
 
+/** The linear backward's `saved`: savedStats, and the forward's kept logits [T, V] or null. */
+function savedLinearStats(fn: string, saved: SavedLinearLogprobStats | undefined, rows: number, vocab: number, withEntropy: boolean) {
+  const stats = savedStats(fn, saved, rows, withEntropy);
+  if (saved?.logits === undefined) return { ...stats, logits: null };
+  const logits = check.float32Array(`${fn} saved.logits`, saved.logits);
+  check.length(`${fn} saved.logits`, logits, rows * vocab, `[T, V] = [${rows}, ${vocab}]`);
+  return { ...stats, logits };
+}
+
 function linearBackward(async: boolean, hidden: unknown, weight: unknown, targets: unknown, gradLogp: unknown,
   options?: LinearLogprobBackwardOptions) {
   const fn = 'linearLogprobsBackward';
@@ -266,19 +293,19 @@ function linearBackward(async: boolean, hidden: unknown, weight: unknown, target
   if (gEntropy) check.length(`${fn} gradEntropy`, gEntropy, rows, `[T] = [${rows}]`);
   const accumulate = o.accumulate ?? false; // checked by linearCall
   const grads: LinearLogprobGradients = {
-    gradHidden: gradBuffer(fn, 'gradHidden', o.gradHidden, rows * c.hiddenSize, `[T, H] = [${rows}, ${c.hiddenSize}]`),
-    gradWeight: gradBuffer(fn, 'gradWeight', o.gradWeight, c.vocab * c.hiddenSize, `[V, H] = [${c.vocab}, ${c.hiddenSize}]`),
+    gradHidden: callerBuffer(fn, 'gradHidden', o.gradHidden, rows * c.hiddenSize, `[T, H] = [${rows}, ${c.hiddenSize}]`),
+    gradWeight: callerBuffer(fn, 'gradWeight', o.gradWeight, c.vocab * c.hiddenSize, `[V, H] = [${c.vocab}, ${c.hiddenSize}]`),
   };
-  if (c.bias) grads.gradBias = gradBuffer(fn, 'gradBias', o.gradBias, c.vocab, `[V] = [${c.vocab}]`);
-  const saved = savedStats(fn, o.saved, rows, gEntropy !== null);
+  if (c.bias) grads.gradBias = callerBuffer(fn, 'gradBias', o.gradBias, c.vocab, `[V] = [${c.vocab}]`);
+  const saved = savedLinearStats(fn, o.saved, rows, c.vocab, gEntropy !== null);
   const x = c.inputs;
   const backend = kernelBinding(fn, o.device, x.bf16 ? 'linearLogprobBackwardBf16' : 'linearLogprobBackward');
   const rest = [c.bias, c.targets, c.hiddenSize, linearOptions(c), g, gEntropy,
     grads.gradHidden, grads.gradWeight, grads.gradBias ?? null, accumulate] as const;
   return runNative(async,
     (a) => (x.bf16
-      ? backend.linearLogprobBackwardBf16(x.hidden, x.weight, ...rest, a, saved.lse, saved.entropy)
-      : backend.linearLogprobBackward(x.hidden, x.weight, ...rest, a, saved.lse, saved.entropy)),
+      ? backend.linearLogprobBackwardBf16(x.hidden, x.weight, ...rest, a, saved.lse, saved.entropy, saved.logits)
+      : backend.linearLogprobBackward(x.hidden, x.weight, ...rest, a, saved.lse, saved.entropy, saved.logits)),
     () => grads);
 }
 

@@ -22,6 +22,12 @@ export interface SavedLogprobStats {
   entropy?: Float32Array;
 }
 
+/** The fused LM head's forward results that its backward can reuse: also the logits, with `keepLogits`. */
+export interface SavedLinearLogprobStats extends SavedLogprobStats {
+  /** logits [T, V], from the forward with `keepLogits: true` */
+  logits?: Float32Array;
+}
+
 const gradEntropy = opaque<Float32Array>('Float32Array [T]', 'Upstream gradient of the entropy.');
 
 export const LOGPROB_BACKWARD_OPTIONS = {
@@ -41,15 +47,23 @@ export const LINEAR_LOGPROB_OPTIONS = {
   bias: opaque<Float32Array>('Float32Array [V]', 'LM-head bias, float32 for either dtype.'),
   chunkSize: integer(512, 'Rows per tile (CPU; the GPU uses tiles of up to 4096 rows); the CPU workspace is chunkSize × chunkVocab floats.', 1),
   chunkVocab: integer(2048, 'Vocabulary entries per tile.', 1),
+  keepLogits: boolean(false, 'Forward: also return `logits` [T, V] (hidden · weightᵀ + bias, before the temperature) for the '
+    + 'backward\'s `saved`, which then reads each tile instead of recomputing it: 2 matrix products per tile instead of 3, the '
+    + 'same gradients bit for bit. Costs T × V × 4 bytes (268 MB at 2048 × 32768) that the fused forward otherwise never holds. '
+    + 'CPU only: the GPU recomputes a tile faster than it could move the logits (GRPO_UNSUPPORTED there).'),
+  logitsOut: opaque<Float32Array>('Float32Array [T, V]', 'With keepLogits: where to write the logits (reused across calls).',
+    'a new array'),
 };
 
 export const LINEAR_LOGPROB_BACKWARD_OPTIONS = {
   ...LINEAR_LOGPROB_OPTIONS,
   gradEntropy,
   accumulate: boolean(false, 'Add into the provided gradient buffers instead of overwriting them.'),
-  saved: opaque<SavedLogprobStats>('{ lse, entropy? }', 'Backward: the forward\'s result on the same inputs and options, with `lse` '
-    + '(and `entropy` when gradEntropy is given). The CPU backward then reuses them instead of recomputing every logits tile for '
-    + 'its row statistics (3 matrix products per tile instead of 4); the gradients agree to float32 rounding, not bit for bit.'),
+  saved: opaque<SavedLinearLogprobStats>('{ lse, entropy?, logits? }', 'Backward: the forward\'s result on the same inputs and '
+    + 'options, with `lse` (and `entropy` when gradEntropy is given). The CPU backward then reuses them instead of recomputing every '
+    + 'logits tile for its row statistics (3 matrix products per tile instead of 4); the gradients agree to float32 rounding, not '
+    + 'bit for bit. With `logits` (the forward\'s `keepLogits`) it also reads each tile instead of recomputing it (2 products, '
+    + 'the same bits as without them); NaN or +Infinity in a counted row of them is GRPO_NON_FINITE.'),
   gradHidden: opaque<Float32Array>('Float32Array [T, H]', 'Caller-provided gradHidden.', 'a new array'),
   gradWeight: opaque<Float32Array>('Float32Array [V, H]', 'Caller-provided gradWeight.', 'a new array'),
   gradBias: opaque<Float32Array>('Float32Array [V]', 'Caller-provided gradBias (only with `bias`).', 'a new array'),

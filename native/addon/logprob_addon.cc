@@ -99,12 +99,16 @@ struct LinearAbi<float> {
   static constexpr auto forward = &grpo_linear_logprob_forward;
   static constexpr auto backward = &grpo_linear_logprob_backward;
   static constexpr auto backward_saved = &grpo_linear_logprob_backward_saved;
+  static constexpr auto forward_logits = &grpo_linear_logprob_forward_logits;
+  static constexpr auto backward_logits = &grpo_linear_logprob_backward_logits;
 };
 template <>
 struct LinearAbi<uint16_t> {
   static constexpr auto forward = &grpo_linear_logprob_forward_bf16;
   static constexpr auto backward = &grpo_linear_logprob_backward_bf16;
   static constexpr auto backward_saved = &grpo_linear_logprob_backward_saved_bf16;
+  static constexpr auto forward_logits = &grpo_linear_logprob_forward_logits_bf16;
+  static constexpr auto backward_logits = &grpo_linear_logprob_backward_logits_bf16;
 };
 
 // (hidden, weight, bias|null, targets, hiddenSize, options, ...)
@@ -127,7 +131,7 @@ LinearArgs<T> linear_args(const Napi::CallbackInfo& info) {
   return a;
 }
 
-// (..., logp, entropy|null, lse|null, async)
+// (..., logp, entropy|null, lse|null, async[, logits|null]): with logits [rows, vocab], the forward keeps them there.
 template <typename T>
 Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -135,23 +139,31 @@ Napi::Value linear_logprob_forward(const Napi::CallbackInfo& info) {
   auto logp = view_arg<float>(info, 6, "logp");
   auto entropy = view_arg<float>(info, 7, "entropy", true);
   auto lse = view_arg<float>(info, 8, "lse", true);
+  auto logits = view_arg<float>(info, 10, "logits", true);
   expect_length(env, logp, a.rows, "logp");
   if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
   if (lse.data) expect_length(env, lse, a.rows, "lse");
+  if (logits.data) expect_length(env, logits, a.rows * a.vocab, "logits");
   CallMemory memory(bool_arg(info, 9, "async"));
   memory.inputs(a.hidden, a.weight, a.bias, a.targets);
   memory.output(logp, "logp");
   memory.output(entropy, "entropy");
   memory.output(lse, "lse");
+  memory.output(logits, "logits");
   return dispatch(info, std::move(memory),
                   [=] {
+                    if (logits.data)
+                      return LinearAbi<T>::forward_logits(a.hidden.data, a.weight.data, a.bias.data, a.targets.data,
+                                                          a.rows, a.hidden_size, a.vocab, &a.options, logp.data,
+                                                          entropy.data, lse.data, logits.data);
                     return LinearAbi<T>::forward(a.hidden.data, a.weight.data, a.bias.data, a.targets.data, a.rows,
                                                  a.hidden_size, a.vocab, &a.options, logp.data, entropy.data, lse.data);
                   });
 }
 
-// (..., gradLogp, gradEntropy|null, gradHidden, gradWeight, gradBias|null, accumulate, async[, lse|null, entropy|null]):
-// with the forward's lse (and entropy), the backward reuses them instead of its statistics pass.
+// (..., gradLogp, gradEntropy|null, gradHidden, gradWeight, gradBias|null, accumulate, async[, lse|null, entropy|null,
+// logits|null]): with the forward's lse (and entropy), the backward reuses them instead of its statistics pass; with
+// its kept logits too, instead of recomputing each tile.
 template <typename T>
 Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -169,15 +181,22 @@ Napi::Value linear_logprob_backward(const Napi::CallbackInfo& info) {
   if (grad_bias.data) expect_length(env, grad_bias, a.vocab, "gradBias");
   auto lse = view_arg<float>(info, 13, "lse", true);
   auto entropy = view_arg<float>(info, 14, "entropy", true);
+  auto logits = view_arg<float>(info, 15, "logits", true);
   if (lse.data) expect_length(env, lse, a.rows, "lse");
   if (entropy.data) expect_length(env, entropy, a.rows, "entropy");
+  if (logits.data) expect_length(env, logits, a.rows * a.vocab, "logits");
   CallMemory memory(bool_arg(info, 12, "async"));
-  memory.inputs(a.hidden, a.weight, a.bias, a.targets, grad_logp, grad_entropy, lse, entropy);
+  memory.inputs(a.hidden, a.weight, a.bias, a.targets, grad_logp, grad_entropy, lse, entropy, logits);
   memory.output(grad_hidden, "gradHidden");
   memory.output(grad_weight, "gradWeight");
   memory.output(grad_bias, "gradBias");
   return dispatch(info, std::move(memory),
                   [=] {
+                    if (logits.data)
+                      return LinearAbi<T>::backward_logits(a.hidden.data, a.weight.data, a.bias.data, a.targets.data,
+                                                           a.rows, a.hidden_size, a.vocab, &a.options, lse.data,
+                                                           entropy.data, logits.data, grad_logp.data, grad_entropy.data,
+                                                           grad_hidden.data, grad_weight.data, grad_bias.data, accumulate);
                     if (lse.data || entropy.data)
                       return LinearAbi<T>::backward_saved(a.hidden.data, a.weight.data, a.bias.data, a.targets.data,
                                                           a.rows, a.hidden_size, a.vocab, &a.options, lse.data,

@@ -428,3 +428,57 @@ extern "C" grpo_status grpo_linear_logprob_backward_saved_bf16(
   return grpo_linear_logprob_backward_bf16(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
                                            grad_entropy, grad_hidden, grad_weight, grad_bias, accumulate);
 }
+
+// The kept-logits pair (native/include/grpo/logprob.h) is the CPU's: on the GPU a tile's recompute costs less than
+// moving [rows, vocab] floats to the host and back, so the forward is unsupported and the backward checks the
+// logits pointer and the saved statistics, then recomputes as the saved backward does.
+namespace {
+
+grpo_status unsupported_kept_logits() {
+  return grpo::guarded([] {
+    grpo::fail(GRPO_ERR_UNSUPPORTED,
+               "the CUDA backend keeps no logits (it recomputes each tile on the device); run the forward without them");
+  });
+}
+
+grpo_status check_kept(const float* logits, int64_t rows) {
+  return grpo::guarded([&] { grpo::linear_logprob_checks::kept_logits(logits, rows); });
+}
+
+}  // namespace
+
+extern "C" grpo_status grpo_linear_logprob_forward_logits(const float*, const float*, const float*, const int32_t*, int64_t,
+                                               int64_t, int64_t, const grpo_linear_logprob_options*, float*, float*,
+                                               float*, float*) {
+  return unsupported_kept_logits();
+}
+
+extern "C" grpo_status grpo_linear_logprob_forward_logits_bf16(const uint16_t*, const uint16_t*, const float*,
+                                                    const int32_t*, int64_t, int64_t, int64_t,
+                                                    const grpo_linear_logprob_options*, float*, float*, float*, float*) {
+  return unsupported_kept_logits();
+}
+
+extern "C" grpo_status grpo_linear_logprob_backward_logits(const float* hidden, const float* weight, const float* bias,
+                                                const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                                const grpo_linear_logprob_options* options, const float* lse,
+                                                const float* entropy, const float* logits, const float* grad_logp,
+                                                const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                                float* grad_bias, int accumulate) {
+  const grpo_status kept = check_kept(logits, rows);
+  if (kept != GRPO_OK) return kept;
+  return grpo_linear_logprob_backward_saved(hidden, weight, bias, targets, rows, hidden_size, vocab, options, lse, entropy,
+                                            grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias, accumulate);
+}
+
+extern "C" grpo_status grpo_linear_logprob_backward_logits_bf16(
+    const uint16_t* hidden, const uint16_t* weight, const float* bias, const int32_t* targets, int64_t rows,
+    int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options, const float* lse, const float* entropy,
+    const float* logits, const float* grad_logp, const float* grad_entropy, float* grad_hidden, float* grad_weight,
+    float* grad_bias, int accumulate) {
+  const grpo_status kept = check_kept(logits, rows);
+  if (kept != GRPO_OK) return kept;
+  return grpo_linear_logprob_backward_saved_bf16(hidden, weight, bias, targets, rows, hidden_size, vocab, options, lse,
+                                                 entropy, grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias,
+                                                 accumulate);
+}

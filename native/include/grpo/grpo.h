@@ -14,7 +14,7 @@
  * struct layout or enum value changed or removed) and names the shared library, libgrpo_native.so.<major>;
  * the minor grows with every addition. */
 #define GRPO_ABI_VERSION_MAJOR 2
-#define GRPO_ABI_VERSION_MINOR 1
+#define GRPO_ABI_VERSION_MINOR 2
 #define GRPO_ABI_VERSION (GRPO_ABI_VERSION_MAJOR * 1000 + GRPO_ABI_VERSION_MINOR)
 
 #ifdef __cplusplus

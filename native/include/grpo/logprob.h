@@ -79,6 +79,27 @@ grpo_status grpo_linear_logprob_backward_saved(const float* hidden, const float*
                                                const float* entropy, const float* grad_logp, const float* grad_entropy,
                                                float* grad_hidden, float* grad_weight, float* grad_bias, int accumulate);
 
+/* grpo_linear_logprob_forward that also writes logits [rows, vocab] (required): every tile of hidden · weightᵀ + bias as
+ * the forward computed it (before the temperature; the rows of ignored targets too), for
+ * grpo_linear_logprob_backward_logits. The caller's memory: rows × vocab floats (268 MB at 2048 × 32768), which the
+ * fused forward otherwise never holds. A logits array over 16 MB is written with non-temporal stores. */
+grpo_status grpo_linear_logprob_forward_logits(const float* hidden, const float* weight, const float* bias,
+                                               const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                               const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                               float* lse, float* logits);
+
+/* grpo_linear_logprob_backward_saved that reads each tile of logits [rows, vocab] (required) from the
+ * grpo_linear_logprob_forward_logits call that gave lse (and entropy) on the same inputs and options, instead of
+ * recomputing it: 2 matrix products per tile instead of 3, and bitwise the gradients of
+ * grpo_linear_logprob_backward_saved. Rows whose target is ignore_index are not read; NaN or +Infinity in a counted
+ * row of logits is GRPO_ERR_NON_FINITE. */
+grpo_status grpo_linear_logprob_backward_logits(const float* hidden, const float* weight, const float* bias,
+                                                const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                                const grpo_linear_logprob_options* options, const float* lse,
+                                                const float* entropy, const float* logits, const float* grad_logp,
+                                                const float* grad_entropy, float* grad_hidden, float* grad_weight,
+                                                float* grad_bias, int accumulate);
+
 /* The same two functions with bfloat16 hidden and weight: each uint16_t holds a bfloat16 bit pattern (the high
  * 16 bits of an IEEE float32; round float32 to it to nearest even). bias stays float32 (or NULL); a bf16 NaN or
  * Infinity in hidden or weight is GRPO_ERR_NON_FINITE. The product of two bfloat16 values is exact in float32,
@@ -105,6 +126,21 @@ grpo_status grpo_linear_logprob_backward_saved_bf16(const uint16_t* hidden, cons
                                                     const float* lse, const float* entropy, const float* grad_logp,
                                                     const float* grad_entropy, float* grad_hidden, float* grad_weight,
                                                     float* grad_bias, int accumulate);
+
+/* The _logits pair (above) with bfloat16 hidden and weight; logits stay float32. Backward: as
+ * grpo_linear_logprob_backward_saved_bf16, bit for bit. */
+grpo_status grpo_linear_logprob_forward_logits_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                                    const int32_t* targets, int64_t rows, int64_t hidden_size,
+                                                    int64_t vocab, const grpo_linear_logprob_options* options, float* logp,
+                                                    float* entropy, float* lse, float* logits);
+
+grpo_status grpo_linear_logprob_backward_logits_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                                     const int32_t* targets, int64_t rows, int64_t hidden_size,
+                                                     int64_t vocab, const grpo_linear_logprob_options* options,
+                                                     const float* lse, const float* entropy, const float* logits,
+                                                     const float* grad_logp, const float* grad_entropy,
+                                                     float* grad_hidden, float* grad_weight, float* grad_bias,
+                                                     int accumulate);
 
 #ifdef __cplusplus
 }

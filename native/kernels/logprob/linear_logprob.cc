@@ -3,8 +3,10 @@
 // [rows, vocab] matrix never exists (at T=8192, V=151936 it would be 5 GB of float32).
 // Backward recomputes each tile, turns it into d(loss)/d(logits) in place and multiplies it
 // out into grad_hidden and grad_weight before the next tile. Given the forward's per-row
-// log-sum-exp (and entropy), it skips its own statistics pass: 3 products per tile instead of 4. The products go through a Head
-// (linear_logprob.h): float32 here, bfloat16 in linear_logprob_bf16.cc.
+// log-sum-exp (and entropy), it skips its own statistics pass: 3 products per tile instead of 4. Given the
+// logits the forward kept (the caller's [rows, vocab], where memory allows), it reads each tile instead of
+// recomputing it: 2 products per tile, the same bits. The products go through a Head (linear_logprob.h):
+// float32 here, bfloat16 in linear_logprob_bf16.cc.
 #include "linear_logprob.h"
 
 #include <algorithm>
@@ -13,6 +15,8 @@
 
 #include "gemm/gemm.h"
 #include "runtime/error.h"
+#include "runtime/simd.h"
+#include "runtime/stream_store.h"
 #include "runtime/thread_pool.h"
 #include "softmax_row.h"
 
@@ -55,18 +59,29 @@ template <typename Fn> void for_each_tile(const Shape& s, const Fn& fn) {
       fn(r0, std::min(s.chunk_rows, s.rows - r0), v0, std::min(s.chunk_vocab, s.vocab - v0));
 }
 
-// Running statistics of every row (state [rows]), absorbing the vocab tiles in order.
+// kept [rows, vocab]: row r0 + r of the tile written at column v0 (x · 1 is x), streamed when the whole array
+// is larger than the caches.
+void keep_tile_row(const float* x, int64_t cols, const Shape& s, int64_t row, int64_t v0, float* kept) {
+  float* out = kept + row * s.vocab + v0;
+  if (simd::streams_output(s.rows * s.vocab)) simd::stream_scaled(out, x, cols, 1.0f);
+  else std::copy(x, x + cols, out);
+}
+
+// Running statistics of every row (state [rows]), absorbing the vocab tiles in order; kept [rows, vocab] (null:
+// none) receives every tile.
 void row_stats(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
-               float* tile, std::vector<OnlineRow>& state) {
+               float* tile, float* kept, std::vector<OnlineRow>& state) {
   const float scale = 1.0f / o.temperature;
   state.assign(static_cast<size_t>(s.rows), OnlineRow{});
   for_each_tile(s, [&](int64_t r0, int64_t n, int64_t v0, int64_t cols) {
     compute_tile(head, bias, r0, n, v0, cols, tile);
     parallel_for(n, 8, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
+        if (kept) keep_tile_row(tile + r * cols, cols, s, r0 + r, v0, kept);
         if (targets[r0 + r] == o.ignore_index) continue;
         absorb_tile_row(tile + r * cols, cols, r0 + r, v0, targets[r0 + r], scale, state[r0 + r]);
       }
+      if (kept) simd::stream_fence();
     });
   });
 }
@@ -82,22 +97,36 @@ RowOutput finish_row(const OnlineRow& state, int64_t row) {
   return {stats.max, log_sum, (state.target_logit - stats.max) - log_sum, stats.entropy()};
 }
 
-// Turns the logits tile into its gradient in place and multiplies it out (rows: every row's statistics).
-void backward_tile(Head& head, const int32_t* targets, const grpo_linear_logprob_options& o, int64_t r0, int64_t n,
-                   int64_t v0, int64_t cols, const std::vector<RowOutput>& rows, float* tile, const Gradients& g) {
+// Row `row` of the kept logits from column v0 (the forward's values, unless the caller changed them since).
+const float* kept_row(const float* kept, int64_t cols, const Shape& s, int64_t row, int64_t v0) {
+  const float* x = kept + row * s.vocab + v0;
+  bool bad = false;
+  simd::max_checked(x, cols, &bad);
+  if (bad)
+    fail(GRPO_ERR_NON_FINITE, "logits row %lld (vocab %lld..) contains NaN or +Infinity", static_cast<long long>(row),
+         static_cast<long long>(v0));
+  return x;
+}
+
+// The tile's gradient from its logits (in the tile, or kept [rows, vocab] when not null), written into the tile, then
+// multiplied out (rows: every row's statistics).
+void backward_tile(Head& head, const int32_t* targets, const grpo_linear_logprob_options& o, const Shape& s, int64_t r0,
+                   int64_t n, int64_t v0, int64_t cols, const std::vector<RowOutput>& rows, const float* kept, float* tile,
+                   const Gradients& g) {
   const float scale = 1.0f / o.temperature;
   parallel_for(n, 8, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      float* x = tile + r * cols;
+      float* out = tile + r * cols;
       const int32_t target = targets[r0 + r];
       if (target == o.ignore_index) {
-        std::fill(x, x + cols, 0.0f);
+        std::fill(out, out + cols, 0.0f);
         continue;
       }
+      const float* x = kept ? kept_row(kept, cols, s, r0 + r, v0) : out;
       const int64_t local_target = target >= v0 && target < v0 + cols ? target - v0 : -1;
       const RowOutput& row = rows[r0 + r];
       softmax_row_backward(x, cols, scale, row.max, row.log_sum, row.entropy, g.logp[r0 + r],
-                           g.entropy ? g.entropy[r0 + r] : 0.0f, local_target, x);
+                           g.entropy ? g.entropy[r0 + r] : 0.0f, local_target, out);
     }
   });
   if (g.bias) {
@@ -115,11 +144,11 @@ void saved_rows(const SavedStats& saved, int64_t rows_count, std::vector<RowOutp
   for (int64_t r = 0; r < rows_count; ++r) rows[r] = {saved.lse[r], 0.0f, 0.0f, saved.entropy ? saved.entropy[r] : 0.0f};
 }
 
-// Every row's statistics from a pass over the logits (ignored rows: zeros).
+// Every row's statistics from a pass over the logits (ignored rows: zeros); kept as in row_stats.
 void computed_rows(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
-                   float* tile, std::vector<RowOutput>& rows) {
+                   float* tile, float* kept, std::vector<RowOutput>& rows) {
   std::vector<OnlineRow> state;
-  row_stats(head, bias, targets, s, o, tile, state);
+  row_stats(head, bias, targets, s, o, tile, kept, state);
   rows.resize(static_cast<size_t>(s.rows));
   for (int64_t r = 0; r < s.rows; ++r) rows[r] = targets[r] == o.ignore_index ? RowOutput{} : finish_row(state[r], r);
 }
@@ -133,10 +162,10 @@ Shape make_shape(int64_t rows, int64_t hidden, int64_t vocab, const grpo_linear_
 }
 
 void forward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
-             float* logp, float* entropy, float* lse) {
+             float* logp, float* entropy, float* lse, float* kept_logits) {
   std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
   std::vector<RowOutput> rows;
-  computed_rows(head, bias, targets, s, o, tile.data(), rows);
+  computed_rows(head, bias, targets, s, o, tile.data(), kept_logits, rows);
   for (int64_t r = 0; r < s.rows; ++r) {
     logp[r] = rows[r].logp;
     if (entropy) entropy[r] = rows[r].entropy;
@@ -154,11 +183,11 @@ void backward(Head& head, const float* bias, const int32_t* targets, const Shape
   std::vector<float> tile(static_cast<size_t>(s.chunk_rows * s.chunk_vocab));  // [chunk_rows, chunk_vocab]
   std::vector<RowOutput> rows;
   if (saved.lse) saved_rows(saved, s.rows, rows);
-  else computed_rows(head, bias, targets, s, o, tile.data(), rows);
+  else computed_rows(head, bias, targets, s, o, tile.data(), nullptr, rows);
   // Each row's gradient sums its vocab tiles in order, each weight row's its row blocks: the bits of any tile order.
   for_each_tile(s, [&](int64_t r0, int64_t n, int64_t v0, int64_t cols) {
-    compute_tile(head, bias, r0, n, v0, cols, tile.data());
-    backward_tile(head, targets, o, r0, n, v0, cols, rows, tile.data(), g);
+    if (!saved.logits) compute_tile(head, bias, r0, n, v0, cols, tile.data());
+    backward_tile(head, targets, o, s, r0, n, v0, cols, rows, saved.logits, tile.data(), g);
   });
 }
 
@@ -232,4 +261,23 @@ extern "C" grpo_status grpo_linear_logprob_backward_saved(const float* hidden, c
   return grpo::linear_logprob::backward_entry<grpo::linear_logprob::Float32Head>(
       hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden, grad_weight,
       grad_bias, accumulate, &saved);
+}
+
+extern "C" grpo_status grpo_linear_logprob_forward_logits(const float* hidden, const float* weight, const float* bias,
+                                               const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                               const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                               float* lse, float* logits) {
+  return grpo::linear_logprob::forward_entry<grpo::linear_logprob::Float32Head>(hidden, weight, bias, targets, rows, hidden_size,
+                                                                           vocab, options, logp, entropy, lse, logits);
+}
+
+extern "C" grpo_status grpo_linear_logprob_backward_logits(
+    const float* hidden, const float* weight, const float* bias, const int32_t* targets, int64_t rows,
+    int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options, const float* lse, const float* entropy,
+    const float* logits, const float* grad_logp, const float* grad_entropy, float* grad_hidden, float* grad_weight,
+    float* grad_bias, int accumulate) {
+  const grpo::linear_logprob::SavedStats saved{lse, entropy};
+  return grpo::linear_logprob::backward_entry<grpo::linear_logprob::Float32Head>(
+      hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden, grad_weight,
+      grad_bias, accumulate, &saved, logits);
 }

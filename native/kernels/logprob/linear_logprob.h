@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "grpo/logprob.h"
 #include "linear_logprob_checks.h"
@@ -35,14 +36,17 @@ struct Gradients {
   float *hidden, *weight, *bias;
 };
 
-// The forward's per-row outputs, reused by the backward in place of its statistics pass (lse null: none saved).
+// The forward's outputs, reused by the backward in place of its statistics pass (lse null: none saved) and, with
+// logits, of its recompute of each tile.
 struct SavedStats {
   const float* lse;      // [rows] log-sum-exp of logits / temperature
   const float* entropy;  // [rows], or null when no grad_entropy is given
+  const float* logits = nullptr;  // [rows, vocab] hidden · weightᵀ + bias as the forward computed them, or null
 };
 
+// kept_logits [rows, vocab] (null: not kept) receives every tile of logits as computed (bias added, unscaled).
 void forward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
-             float* logp, float* entropy, float* lse);
+             float* logp, float* entropy, float* lse, float* kept_logits);
 
 void backward(Head& head, const float* bias, const int32_t* targets, const Shape& s, const grpo_linear_logprob_options& o,
               const Gradients& g, bool accumulate, const SavedStats& saved);
@@ -55,16 +59,17 @@ void backward_frozen_weight(const float* hidden, const float* weight, const int3
                             const float* grad_logp, const float* grad_entropy, float* grad_hidden);
 
 // The C ABI entry points for one storage type T of hidden and weight: the shared argument checks, then the driver
-// over a HeadT(hidden, weight, shape).
+// over a HeadT(hidden, weight, shape). kept_logits: only from the _logits entry points, where it must not be null.
 template <typename HeadT, typename T>
 grpo_status forward_entry(const T* hidden, const T* weight, const float* bias, const int32_t* targets, int64_t rows,
                           int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options, float* logp,
-                          float* entropy, float* lse) {
+                          float* entropy, float* lse, std::optional<float*> kept_logits = std::nullopt) {
   return guarded([&] {
     linear_logprob_checks::forward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, logp);
+    if (kept_logits) linear_logprob_checks::kept_logits(*kept_logits, rows);
     const Shape s = make_shape(rows, hidden_size, vocab, *options);
     HeadT head(hidden, weight, s);
-    forward(head, bias, targets, s, *options, logp, entropy, lse);
+    forward(head, bias, targets, s, *options, logp, entropy, lse, kept_logits.value_or(nullptr));
   });
 }
 
@@ -72,15 +77,19 @@ template <typename HeadT, typename T>
 grpo_status backward_entry(const T* hidden, const T* weight, const float* bias, const int32_t* targets, int64_t rows,
                            int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options,
                            const float* grad_logp, const float* grad_entropy, float* grad_hidden, float* grad_weight,
-                           float* grad_bias, int accumulate, const SavedStats* saved = nullptr) {
+                           float* grad_bias, int accumulate, const SavedStats* saved = nullptr,
+                           std::optional<const float*> kept_logits = std::nullopt) {
   return guarded([&] {
     linear_logprob_checks::backward(hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp,
                                     grad_entropy, grad_hidden, grad_weight, grad_bias);
     if (saved) linear_logprob_checks::saved_stats(targets, rows, options->ignore_index, saved->lse, saved->entropy, grad_entropy);
+    if (kept_logits) linear_logprob_checks::kept_logits(*kept_logits, rows);
     const Shape s = make_shape(rows, hidden_size, vocab, *options);
     HeadT head(hidden, weight, s);
+    SavedStats reused = saved ? *saved : SavedStats{nullptr, nullptr};
+    reused.logits = kept_logits.value_or(nullptr);
     backward(head, bias, targets, s, *options, {grad_logp, grad_entropy, grad_hidden, grad_weight, grad_bias},
-             accumulate != 0, saved ? *saved : SavedStats{nullptr, nullptr});
+             accumulate != 0, reused);
   });
 }
 

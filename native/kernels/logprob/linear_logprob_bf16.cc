@@ -125,3 +125,22 @@ extern "C" grpo_status grpo_linear_logprob_backward_saved_bf16(
       hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden, grad_weight,
       grad_bias, accumulate, &saved);
 }
+
+extern "C" grpo_status grpo_linear_logprob_forward_logits_bf16(const uint16_t* hidden, const uint16_t* weight, const float* bias,
+                                               const int32_t* targets, int64_t rows, int64_t hidden_size, int64_t vocab,
+                                               const grpo_linear_logprob_options* options, float* logp, float* entropy,
+                                               float* lse, float* logits) {
+  return grpo::linear_logprob::forward_entry<grpo::linear_logprob::Bf16Head>(hidden, weight, bias, targets, rows, hidden_size,
+                                                                           vocab, options, logp, entropy, lse, logits);
+}
+
+extern "C" grpo_status grpo_linear_logprob_backward_logits_bf16(
+    const uint16_t* hidden, const uint16_t* weight, const float* bias, const int32_t* targets, int64_t rows,
+    int64_t hidden_size, int64_t vocab, const grpo_linear_logprob_options* options, const float* lse, const float* entropy,
+    const float* logits, const float* grad_logp, const float* grad_entropy, float* grad_hidden, float* grad_weight,
+    float* grad_bias, int accumulate) {
+  const grpo::linear_logprob::SavedStats saved{lse, entropy};
+  return grpo::linear_logprob::backward_entry<grpo::linear_logprob::Bf16Head>(
+      hidden, weight, bias, targets, rows, hidden_size, vocab, options, grad_logp, grad_entropy, grad_hidden, grad_weight,
+      grad_bias, accumulate, &saved, logits);
+}

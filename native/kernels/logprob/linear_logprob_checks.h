@@ -117,4 +117,10 @@ inline void saved_stats(const int32_t* ids, int64_t rows, int32_t ignore_index, 
   }
 }
 
+// The kept logits of grpo_linear_logprob_forward_logits / _backward_logits (their values are checked row by row as
+// the backward reads them).
+inline void kept_logits(const float* logits, int64_t rows) {
+  if (rows > 0 && !logits) fail(GRPO_ERR_INVALID_ARGUMENT, "logits must not be NULL");
+}
+
 }  // namespace grpo::linear_logprob_checks

@@ -47,15 +47,6 @@ RowResult score_row(const float* x, int64_t vocab, int64_t row, int32_t target, 
 
 int64_t rows_per_task(int64_t vocab) { return vocab >= kFloatsPerTask ? 1 : kFloatsPerTask / vocab; }
 
-// A logit gradient larger than this is streamed to memory (non-temporal stores): a cached store reads each line
-// first, a third of the backward's traffic. A smaller gradient is written through the cache, where its reader
-// may still find it.
-constexpr int64_t kStreamedGradientBytes = int64_t{16} << 20;
-
-bool streams_gradient(int64_t rows, int64_t vocab) {
-  return rows * vocab * static_cast<int64_t>(sizeof(float)) > kStreamedGradientBytes;
-}
-
 }  // namespace
 
 void logprob_forward(const float* logits, const int32_t* targets, int64_t rows, int64_t vocab,
@@ -109,7 +100,7 @@ void logprob_backward(const float* logits, const int32_t* targets, int64_t rows,
                       const grpo_logprob_options& options, const float* grad_logp, const float* grad_entropy,
                       float* grad_logits) {
   const float scale = 1.0f / options.temperature;
-  const bool stream = streams_gradient(rows, vocab);
+  const bool stream = simd::streams_output(rows * vocab);
   for_each_gradient_row(targets, rows, vocab, options, grad_logp, grad_entropy, grad_logits, stream,
                         [&](int64_t t, float g_entropy, float* out) {
                           const float* x = logits + t * vocab;
@@ -128,7 +119,7 @@ void logprob_backward_saved(const float* logits, const int32_t* targets, int64_t
                             const grpo_logprob_options& options, const float* lse, const float* entropy,
                             const float* grad_logp, const float* grad_entropy, float* grad_logits) {
   const float scale = 1.0f / options.temperature;
-  const bool stream = streams_gradient(rows, vocab);
+  const bool stream = simd::streams_output(rows * vocab);
   for_each_gradient_row(targets, rows, vocab, options, grad_logp, grad_entropy, grad_logits, stream,
                         [&](int64_t t, float g_entropy, float* out) {
                           check_target(vocab, t, targets[t]);
