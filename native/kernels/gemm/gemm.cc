@@ -68,13 +68,32 @@ int64_t panel_floats(const TileKernel& kn, int64_t kc, int width) {
   return (kn.to_pairs ? padded_k(kn, kc) / 2 : kc) * width;
 }
 
+// panel [kc, kWidth] = kc runs of kWidth floats, ld apart. The copy's size is a constant, which the compiler inlines:
+// a libc memcpy call per run cost more than the copy (8% of a fused LM-head backward, docs/performance.md).
+template <int kWidth> void copy_runs(const float* src, int64_t ld, int64_t kc, float* panel) {
+  for (int64_t k = 0; k < kc; ++k) std::memcpy(panel + k * kWidth, src + k * ld, kWidth * sizeof(float));
+}
+
+// panel [kc, width] = kc runs of `count` floats, ld apart, zero past `count`.
+void copy_runs(const float* src, int64_t ld, int64_t count, int64_t kc, int width, float* panel) {
+  if (count == width) {
+    switch (width) {  // the kernels' mr and nr (gemm_kernels.h)
+      case 6: return copy_runs<6>(src, ld, kc, panel);
+      case 14: return copy_runs<14>(src, ld, kc, panel);
+      case 16: return copy_runs<16>(src, ld, kc, panel);
+      case 32: return copy_runs<32>(src, ld, kc, panel);
+      default: break;
+    }
+  }
+  if (count < width) std::fill(panel, panel + kc * width, 0.0f);
+  for (int64_t k = 0; k < kc; ++k) std::memcpy(panel + k * width, src + k * ld, count * sizeof(float));
+}
+
 // panel [kc, width] = op(X)[i0 .. i0+count, k0 .. k0+kc] transposed, zero past `count`.
 void pack_floats(const TileKernel& kn, const Operand& x, int64_t i0, int64_t count, int64_t k0, int64_t kc, int width,
                  float* panel) {
   if (!x.trans) return kn.pack_transposed(x.data + i0 * x.ld + k0, x.ld, static_cast<int>(count), kc, width, panel);
-  // rows of the stored X run along i: copy `count` contiguous values per k
-  if (count < width) std::fill(panel, panel + kc * width, 0.0f);
-  for (int64_t k = 0; k < kc; ++k) std::memcpy(panel + k * width, x.data + (k0 + k) * x.ld + i0, count * sizeof(float));
+  copy_runs(x.data + k0 * x.ld + i0, x.ld, count, kc, width, panel);  // rows of the stored X run along i
 }
 
 // The kernel's panel: its own packer (`direct`) where it has one, else floats, or bf16 k-pairs through a float
@@ -293,11 +312,15 @@ void repack_b(bool trans_b, int64_t N, int64_t K, const float* B, int64_t ldb, P
 }
 
 void gemm_packed(int64_t M, const float* A, int64_t lda, const PackedB& p, float* C, int64_t ldc) {
+  gemm_packed(false, M, A, lda, p, 0.0f, C, ldc);
+}
+
+void gemm_packed(bool trans_a, int64_t M, const float* A, int64_t lda, const PackedB& p, float beta, float* C, int64_t ldc) {
   using namespace gemm_detail;
   const TileKernel& kn = best_kernel();
   if (M <= 0 || p.N <= 0) return;
-  if (p.K <= 0) return scale_c(M, p.N, 0.0f, C, ldc);
-  const Operand a{A, lda, false};
+  if (p.K <= 0) return scale_c(M, p.N, beta, C, ldc);
+  const Operand a{A, lda, trans_a};
   thread_local Buffer a_buffer;
   float* a_pack = a_buffer.get(ceil_div(std::min(M, kChunkRows), kn.mr) * kn.mr * p.k_step);
   for (int64_t m0 = 0; m0 < M; m0 += kChunkRows) {
@@ -308,7 +331,7 @@ void gemm_packed(int64_t M, const float* A, int64_t lda, const PackedB& p, float
       for (int64_t n0 = 0; n0 < p.N; n0 += kChunkCols, ++chunk) {
         const int64_t nc = std::min(kChunkCols, p.N - n0);
         if (n0 == 0) pack_chunk(kn, a, a, true, m0, mc, 0, 0, k0, kc, a_pack, nullptr);
-        compute_chunk({kn, m0, mc, n0, nc, kc, a_pack, p.panels.get() + p.offsets[chunk], 1.0f, k0 == 0 ? 0.0f : 1.0f, C, ldc});
+        compute_chunk({kn, m0, mc, n0, nc, kc, a_pack, p.panels.get() + p.offsets[chunk], 1.0f, k0 == 0 ? beta : 1.0f, C, ldc});
       }
     }
   }

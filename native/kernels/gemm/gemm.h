@@ -30,4 +30,7 @@ void repack_b(bool trans_b, int64_t N, int64_t K, const float* B, int64_t ldb, P
 // C [M, N] = A [M, K] · op(B): the same bits as gemm(false, trans_b, M, N, K, 1, A, lda, B, ldb, 0, C, ldc).
 void gemm_packed(int64_t M, const float* A, int64_t lda, const PackedB& b, float* C, int64_t ldc);
 
+// C [M, N] = op(A) · op(B) + beta · C: the same bits as gemm(trans_a, trans_b, M, N, K, 1, A, lda, B, ldb, beta, C, ldc).
+void gemm_packed(bool trans_a, int64_t M, const float* A, int64_t lda, const PackedB& b, float beta, float* C, int64_t ldc);
+
 }  // namespace grpo

@@ -125,21 +125,27 @@ void same_bits_for_any_thread_count(bool ta, bool tb) {
   CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
 }
 
-// B packed once (several k- and n-chunks, edge panels) gives gemm's bits for any M and thread count.
+// B packed once (several k- and n-chunks, edge panels) gives gemm's bits for any M and thread count, with A
+// transposed or not and beta 0 (C's NaN ignored) or not.
 void packed_b_same_bits_as_gemm(bool tb) {
   const int64_t N = 2100, K = 1100;
   const std::vector<float> B = grpo::test::random_floats(N * K, 1.0f, 6);
   const grpo::PackedB packed = grpo::pack_b(tb, N, K, B.data(), tb ? K : N);
-  for (int64_t M : {1, 4, 37}) {
-    const std::vector<float> A = grpo::test::random_floats(M * K, 1.0f, 7);
-    std::vector<float> plain(M * N, 1.0f), fast(M * N, 2.0f);
-    grpo::gemm(false, tb, M, N, K, 1.0f, A.data(), K, B.data(), tb ? K : N, 0.0f, plain.data(), N);
-    for (int threads : {1, 2}) {
-      grpo_set_num_threads(threads);
-      grpo::gemm_packed(M, A.data(), K, packed, fast.data(), N);
-      CHECK(std::memcmp(plain.data(), fast.data(), plain.size() * sizeof(float)) == 0);
-    }
-  }
+  for (int64_t M : {1, 4, 37})
+    for (bool ta : {false, true})
+      for (float beta : {0.0f, 1.0f, -0.5f}) {
+        const std::vector<float> A = grpo::test::random_floats(M * K, 1.0f, 7), C = grpo::test::random_floats(M * N, 1.0f, 8);
+        std::vector<float> plain = C, fast = C;
+        if (beta == 0.0f) fast[0] = NAN;
+        grpo::gemm(ta, tb, M, N, K, 1.0f, A.data(), ta ? M : K, B.data(), tb ? K : N, beta, plain.data(), N);
+        for (int threads : {1, 2}) {
+          grpo_set_num_threads(threads);
+          std::vector<float> out = fast;
+          if (!ta && beta == 0.0f) grpo::gemm_packed(M, A.data(), K, packed, out.data(), N);
+          else grpo::gemm_packed(ta, M, A.data(), ta ? M : K, packed, beta, out.data(), N);
+          CHECK(std::memcmp(plain.data(), out.data(), plain.size() * sizeof(float)) == 0);
+        }
+      }
 }
 
 // The bf16 kernels this CPU runs: none, AVX512_BF16, or that and AMX (gemm_bf16 picks the last).
