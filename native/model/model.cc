@@ -118,21 +118,41 @@ TokenLayout sub_layout(const TokenLayout& tl, size_t first, size_t last) {
   return sub;
 }
 
+// The training forward keeps the LM head's logits for the backward (one matrix product per tile fewer, the same
+// bits) when they take at most this much memory and the layers are not recomputed (recomputation asks for less).
+constexpr int64_t kKeptHeadLogitsBytes = int64_t{256} << 20;
+
+bool keeps_head_logits(const Model& m, size_t rows) {
+  return !m.train.recompute && static_cast<int64_t>(rows) * m.config.vocab * static_cast<int64_t>(sizeof(float)) <= kKeptHeadLogitsBytes;
+}
+
+// The fused LM head forward over the head rows; a training forward also keeps lse and, within the budget, the logits.
+void head_forward(Model& m, HeadRows& head, const grpo_score_options& o, bool train, bool entropy, float* logp) {
+  const int64_t n = static_cast<int64_t>(head.rows.size());
+  head.lse.resize(train ? n : 0);
+  head.entropy.resize(entropy ? n : 0);
+  const bool keep = train && keeps_head_logits(m, head.rows.size());
+  if (keep) head.logits.resize(static_cast<size_t>(n * m.config.vocab));
+  else if (train) std::vector<float>().swap(head.logits);
+  if (n == 0) return;
+  const grpo_linear_logprob_options lo{o.temperature, o.ignore_index, 0, 0};
+  const Config& c = m.config;
+  float* h = entropy ? head.entropy.data() : nullptr;
+  float* lse = train ? head.lse.data() : nullptr;
+  check(keep ? grpo_linear_logprob_forward_logits(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, c.hidden,
+                                                  c.vocab, &lo, logp, h, lse, head.logits.data())
+             : grpo_linear_logprob_forward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, c.hidden, c.vocab,
+                                           &lo, logp, h, lse));
+}
+
 // The forward and LM head of one layout; logp, entropy [tl.T].
 void score_layout(Model& m, const int32_t* tokens, const TokenLayout& tl, const int32_t* targets, const grpo_score_options& o,
                   bool train, std::vector<float>& hidden, float* logp, float* entropy) {
   forward_hidden(m, tokens, tl, train ? &m.train : nullptr, nullptr, hidden);
   HeadRows& head = m.train.head;
   gather_head_rows(hidden, targets, tl.T, m.config.hidden, o.ignore_index, head);
-  const size_t n = head.rows.size();
-  std::vector<float> head_logp(n);
-  head.lse.resize(train ? n : 0);
-  head.entropy.resize(entropy ? n : 0);
-  const grpo_linear_logprob_options lo{o.temperature, o.ignore_index, 0, 0};
-  if (n > 0)
-    check(grpo_linear_logprob_forward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), static_cast<int64_t>(n),
-                                      m.config.hidden, m.config.vocab, &lo, head_logp.data(),
-                                      entropy ? head.entropy.data() : nullptr, train ? head.lse.data() : nullptr));
+  std::vector<float> head_logp(head.rows.size());
+  head_forward(m, head, o, train, entropy != nullptr, head_logp.data());
   scatter(head.rows, head_logp.data(), tl.T, logp);
   if (entropy) scatter(head.rows, head.entropy.data(), tl.T, entropy);
 }
@@ -270,23 +290,28 @@ void backward(Model& m, const float* grad_logp, const float* grad_entropy) {
     if (grad_entropy) head_grad_entropy[i] = grad_entropy[head.rows[i]];
   }
   std::vector<float> head_d_hidden(static_cast<size_t>(n * H), 0.0f);
-  // the forward's lse spares the backward its statistics pass (4 products per tile, not 5); a gradient of the
-  // entropy also needs the forward's entropies, else the backward recomputes them
+  // the forward's lse spares the backward its statistics pass (4 products per tile, not 5), its kept logits the
+  // recompute of each tile (3 products); a gradient of the entropy also needs the forward's entropies, else the
+  // backward recomputes them
   const bool saved = !grad_entropy || !head.entropy.empty();
+  const float* kept = saved && !head.logits.empty() ? head.logits.data() : nullptr;
+  const float* saved_entropy = saved && grad_entropy ? head.entropy.data() : nullptr;
+  const float* g_entropy = grad_entropy ? head_grad_entropy.data() : nullptr;
   if (n > 0 && !m.g.lm_head)  // frozen (LoRA): the gradient at the hidden states only
     linear_logprob::backward_frozen_weight(head.hidden.data(), m.p.lm_head, head.targets.data(), n, H, c.vocab, lo,
-                                           {saved ? head.lse.data() : nullptr, saved && grad_entropy ? head.entropy.data() : nullptr},
-                                           head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
-                                           head_d_hidden.data());
+                                           {saved ? head.lse.data() : nullptr, saved_entropy, kept},
+                                           head_grad_logp.data(), g_entropy, head_d_hidden.data());
+  else if (n > 0 && kept)
+    check(grpo_linear_logprob_backward_logits(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab,
+                                              &lo, head.lse.data(), saved_entropy, kept, head_grad_logp.data(), g_entropy,
+                                              head_d_hidden.data(), m.g.lm_head, nullptr, 1));
   else if (n > 0 && saved)
     check(grpo_linear_logprob_backward_saved(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab,
-                                             &lo, head.lse.data(), grad_entropy ? head.entropy.data() : nullptr,
-                                             head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
+                                             &lo, head.lse.data(), saved_entropy, head_grad_logp.data(), g_entropy,
                                              head_d_hidden.data(), m.g.lm_head, nullptr, 1));
   else if (n > 0)
     check(grpo_linear_logprob_backward(head.hidden.data(), m.p.lm_head, nullptr, head.targets.data(), n, H, c.vocab, &lo,
-                                       head_grad_logp.data(), grad_entropy ? head_grad_entropy.data() : nullptr,
-                                       head_d_hidden.data(), m.g.lm_head, nullptr, 1));
+                                       head_grad_logp.data(), g_entropy, head_d_hidden.data(), m.g.lm_head, nullptr, 1));
   std::vector<float>&d_hidden = ts.d_hidden, &dx = ts.dx;
   d_hidden.assign(static_cast<size_t>(T * H), 0.0f);
   dx.assign(d_hidden.size(), 0.0f);

@@ -24,6 +24,7 @@ struct HeadRows {
   std::vector<float> hidden;     // [n, H] final hidden states of those rows
   std::vector<float> lse;        // [n] the training forward's log-sum-exp, reused by the backward
   std::vector<float> entropy;    // [n] the training forward's entropies when it computed them, else empty
+  std::vector<float> logits;     // [n, vocab] the training forward's logits when kept (model.cc), else empty
 };
 
 struct TrainState {
