@@ -205,12 +205,18 @@ class Float32Head final : public Head {
     gemm_packed(n, hidden_ + r0 * H, H, packed_, tile, cols);
   }
 
-  // The weight slice of vocab tile v0 as op(B) of the grad_hidden product, packed on its first row block too.
+  // With kept logits (no tile recomputed) the weight slice of vocab tile v0 is packed once as op(B) of the
+  // grad_hidden product, on its first row block. A backward that recomputes the tiles holds the slice packed for the
+  // logits already (4 MB at the default tile): its grad_hidden product packs per call, keeping the workspace ≤ 16 MB.
   void multiply_out(int64_t r0, int64_t n, int64_t v0, int64_t cols, float* tile, float* grad_hidden,
                     float* grad_weight) override {
     const int64_t H = s_.hidden;
-    if (v0 != slice_v0_ || cols != slice_.K) repack_b(false, H, cols, weight_ + v0 * H, H, slice_), slice_v0_ = v0;
-    gemm_packed(false, n, tile, cols, slice_, 1.0f, grad_hidden + r0 * H, H);
+    if (packed_v0_ == v0) {
+      gemm(false, false, n, H, cols, 1.0f, tile, cols, weight_ + v0 * H, H, 1.0f, grad_hidden + r0 * H, H);
+    } else {
+      if (v0 != slice_v0_ || cols != slice_.K) repack_b(false, H, cols, weight_ + v0 * H, H, slice_), slice_v0_ = v0;
+      gemm_packed(false, n, tile, cols, slice_, 1.0f, grad_hidden + r0 * H, H);
+    }
     if (grad_weight) gemm(true, false, cols, H, n, 1.0f, tile, cols, hidden_ + r0 * H, H, 1.0f, grad_weight + v0 * H, H);
   }
 
