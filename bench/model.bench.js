@@ -19,11 +19,12 @@ async function seconds(fn, repeats) {
   return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
 }
 
-/** Matmul FLOPs of one forward over T tokens of sequences of length L (projections, attention, LM head). */
-function forwardFlops(c, T, L) {
+/** Matmul FLOPs of one forward over T tokens of sequences of length L (projections, full-length attention), and
+ * the LM head on the `headRows` positions that carry a target (the model skips the others). */
+function forwardFlops(c, T, L, headRows) {
   const q = c.numHeads * c.headDim, kv = c.numKvHeads * c.headDim;
   const perLayer = 2 * T * c.hiddenSize * (2 * q + 2 * kv) + 2 * T * 3 * c.hiddenSize * c.intermediateSize + 2 * T * L * q * 2;
-  return c.numLayers * perLayer + 2 * T * c.hiddenSize * c.vocabSize;
+  return c.numLayers * perLayer + 2 * headRows * c.hiddenSize * c.vocabSize;
 }
 
 /** Median seconds of C [m, n] = A [m, k] · B [n, k]ᵀ into a preallocated C, after a warm-up call. */
@@ -38,12 +39,13 @@ function productSeconds(m, n, k) {
   return times.sort((x, y) => x - y)[1];
 }
 
-/** The GEMMs of one training step (forward once, backward twice; the LM head is recomputed in backward), timed alone. */
-function matmulSeconds(c, T) {
+/** The GEMMs of one training step (forward once, backward twice; at the demo shape the head's logits are kept for the
+ * backward, docs/policy.md, so it runs no recompute), timed alone. */
+function matmulSeconds(c, T, headRows) {
   const q = c.numHeads * c.headDim, kv = c.numKvHeads * c.headDim, H = c.hiddenSize, I = c.intermediateSize;
   const shapes = [[T, q, H], [T, kv, H], [T, kv, H], [T, H, q], [T, I, H], [T, I, H], [T, H, I]];
   const layer = shapes.reduce((sum, [m, n, k]) => sum + productSeconds(m, n, k), 0);
-  return 3 * c.numLayers * layer + 4 * productSeconds(T, c.vocabSize, H); // backward: 2 products per forward product
+  return 3 * c.numLayers * layer + 3 * productSeconds(headRows, c.vocabSize, H); // backward: 2 products per forward product
 }
 
 async function checkCachedGeneration(policy, config) {
@@ -60,8 +62,9 @@ async function demo(roofs) {
   const c = DEMO;
   const policy = BuiltinPolicy.create(c, { seed: 1, optimizer: { learningRate: 1e-3 } });
   const worst = await checkCachedGeneration(policy, c);
-  const trainRows = 32, L = 192, T = trainRows * L;
-  const train = batchOf(c, trainRows, 32, 160, 11);
+  const trainRows = 32, prompt = 32, completion = 160, L = prompt + completion, T = trainRows * L;
+  const headRows = trainRows * completion; // SFT: a target on each completion token
+  const train = batchOf(c, trainRows, prompt, completion, 11);
   const trainS = await seconds(() => policy.step(train, sftLoss()), 3);
   const bf16 = BuiltinPolicy.create(c, { seed: 1, bf16Matmuls: true });
   const trainBf16S = await seconds(() => bf16.step(train, sftLoss()), 3);
@@ -70,8 +73,8 @@ async function demo(roofs) {
   const scoreS = await seconds(() => policy.score(scoreBatch), 2);
   const prompts = scoreBatch.prompts;
   const genS = await seconds(() => policy.generate(prompts, { maxNewTokens: 160, seed: 3, stopTokens: [] }), 1);
-  const mmS = matmulSeconds(c, T);
-  const trainFlops = 3 * forwardFlops(c, T, L) + 2 * T * c.hiddenSize * c.vocabSize;
+  const mmS = matmulSeconds(c, T, headRows);
+  const trainFlops = 3 * forwardFlops(c, T, L, headRows);
   return [
     ['check: cached vs recomputed max |Δlogp|', worst.toExponential(1)],
     ['parameters', policy.parameterCount().toLocaleString()],
